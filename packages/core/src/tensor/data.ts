@@ -1,0 +1,55 @@
+import { serializedBytesSize } from './bytes.js';
+import { typedArrayConstructor } from './datatype.js';
+import type { BytesElement, DataType, TensorData, TypedTensorData } from './datatype.js';
+import type { Tensor } from './tensor.js';
+
+// The typed-array union's methods cannot be called directly (their parameter types
+// intersect to nothing); every member has these, with elements of its own kind.
+interface TypedArrayView {
+  readonly length: number;
+  set(source: TypedArrayView, offset: number): void;
+  subarray(start: number, end: number): TypedArrayView;
+}
+
+/** Zero-filled data of `length` elements (empty strings for BYTES), e.g. for an output. */
+export function createTensorData<T extends DataType>(datatype: T, length: number): TensorData<T> {
+  const TypedArray = typedArrayConstructor(datatype);
+  const data: TensorData = TypedArray ? new TypedArray(length) : new Array<BytesElement>(length).fill('');
+  return data as TensorData<T>;
+}
+
+/**
+ * Joins data end to end, e.g. one input of several requests into a batch. A single
+ * part is returned as it is, not copied.
+ */
+export function concatTensorData<T extends DataType>(datatype: T, parts: readonly TensorData<T>[]): TensorData<T> {
+  if (parts.length === 1) return parts[0]!;
+  if (datatype === 'BYTES') return (parts as readonly BytesElement[][]).flat() as TensorData<T>;
+  let total = 0;
+  for (const part of parts) total += part.length;
+  const out = createTensorData(datatype, total) as unknown as TypedArrayView;
+  let offset = 0;
+  for (const part of parts as unknown as readonly TypedArrayView[]) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out as unknown as TensorData<T>;
+}
+
+/**
+ * Elements [start, end), e.g. one request's rows of a batch's output. Typed arrays
+ * are sliced as views sharing memory; BYTES copies only the array of references.
+ */
+export function sliceTensorData<T extends DataType>(datatype: T, data: TensorData<T>, start: number, end: number): TensorData<T> {
+  const slice = datatype === 'BYTES'
+    ? (data as BytesElement[]).slice(start, end)
+    : (data as unknown as TypedArrayView).subarray(start, end);
+  return slice as unknown as TensorData<T>;
+}
+
+/** Bytes the data occupies; for BYTES, its serialized size (with length prefixes). */
+export function tensorByteSize(tensor: Tensor): number {
+  return tensor.datatype === 'BYTES'
+    ? serializedBytesSize(tensor.data as BytesElement[])
+    : (tensor.data as TypedTensorData).byteLength;
+}

@@ -1,0 +1,20 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// Tests run against the TypeScript sources, so no build is needed first.
+const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@tritium/core': src('core'),
+      '@tritium/batcher': src('batcher'),
+      '@tritium/backend-onnx': src('backend-onnx'),
+    },
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'examples/**/*.test.ts'],
+    testTimeout: 20000,
+    pool: 'forks',
+  },
+});
