@@ -1,0 +1,97 @@
+import type { ModelConfig } from '../config/schema.js';
+import type { Tensor } from '../tensor/tensor.js';
+
+/**
+ * Triton's backend API in three levels: a Backend (one per kind, e.g. onnxruntime)
+ * creates a BackendModel per loaded model version, which creates a BackendInstance per
+ * instance_group member. Each level has its own initialize/finalize.
+ */
+export interface Backend {
+  /** The name a config's `backend` field uses, e.g. "onnxruntime". */
+  readonly name: string;
+  /** Legacy `platform` values this backend serves, e.g. ["onnxruntime_onnx"]. */
+  readonly platforms?: readonly string[];
+  /** The model file looked for in a version directory when the config names none. */
+  readonly defaultModelFilename?: string;
+  initialize?(): Promise<void>;
+  finalize?(): Promise<void>;
+  /**
+   * Fills in what a missing or partial config leaves out, from the model file
+   * (Triton's auto-complete). Receives the config as written (maybe only a name)
+   * and returns the completed one; it is normalized and validated afterwards.
+   */
+  autoCompleteConfig?(config: ModelConfig, context: ModelFiles): Promise<ModelConfig>;
+  createModel(context: ModelContext): Promise<BackendModel>;
+}
+
+/** Where a model version's files are. */
+export interface ModelFiles {
+  /** The model directory inside the repository (holds config.pbtxt and version dirs). */
+  readonly modelDirectory: string;
+  /** The version directory, e.g. `<model>/1`. */
+  readonly versionDirectory: string;
+  /** `versionDirectory/<default_model_filename or the backend's default>`. */
+  readonly modelPath: string;
+  readonly version: number;
+}
+
+export interface ModelContext extends ModelFiles {
+  readonly name: string;
+  /** The normalized, validated config. */
+  readonly config: ModelConfig;
+}
+
+export interface BackendModel {
+  /** A line shown in the model's state, e.g. which runtime serves it. */
+  readonly description?: string;
+  createInstance(context: InstanceContext): Promise<BackendInstance>;
+  finalize?(): Promise<void>;
+}
+
+export interface InstanceContext {
+  /** Triton's instance name, `<group name>_<index in group>`. */
+  readonly name: string;
+  readonly kind: string;
+  /** The device id for GPU instances; undefined on CPU. */
+  readonly deviceId?: number;
+}
+
+/** One output map per request; an Error in a slot fails that request alone. */
+export type ExecuteResult = ReadonlyArray<Readonly<Record<string, Tensor>> | Error>;
+
+export interface BackendInstance {
+  /**
+   * Runs a batch of requests. A model that answers once per request returns one
+   * output map per request, in order. A decoupled model answers through each
+   * request's `response` sender instead and returns nothing. Throwing fails every
+   * request of the batch.
+   */
+  execute(requests: readonly BackendRequest[]): Promise<ExecuteResult | void>;
+  finalize?(): Promise<void>;
+}
+
+/** A request as a backend sees it: already validated against the config. */
+export interface BackendRequest {
+  readonly id: string;
+  readonly modelName: string;
+  readonly modelVersion: number;
+  readonly inputs: Readonly<Record<string, Tensor>>;
+  /** The outputs the caller asked for; all of the config's outputs when it named none. */
+  readonly requestedOutputs: readonly string[];
+  readonly parameters: Readonly<Record<string, string | number | boolean>>;
+  /** The request's batch size (first dimension) for batching models, otherwise 1. */
+  readonly batchSize: number;
+  /** True once the caller aborted; a backend may stop work early. */
+  readonly isCancelled: boolean;
+  readonly response: ResponseSender;
+}
+
+/** Sends the responses of one request (Triton's response factory / sender). */
+export interface ResponseSender {
+  /** Sends a response; `final` ends the stream. */
+  send(outputs: Readonly<Record<string, Tensor>>, options?: { final?: boolean }): void;
+  /** Ends the stream without another response (Triton's FINAL flag alone). */
+  close(): void;
+  /** Ends the stream with an error. */
+  fail(error: unknown): void;
+}

@@ -1,0 +1,22 @@
+export { InferenceServer } from './server.js';
+export { InferenceError, type InferenceErrorCode } from './errors.js';
+export { VERSION } from './version.js';
+export type * from './types.js';
+
+export * from './config/index.js';
+export * from './tensor/index.js';
+
+export type {
+  Backend,
+  BackendInstance,
+  BackendModel,
+  BackendRequest,
+  ExecuteResult,
+  InstanceContext,
+  ModelContext,
+  ModelFiles,
+  ResponseSender,
+} from './backend/backend.js';
+export { gatherBatchInput, scatterBatchOutputs } from './backend/batch.js';
+export type { ModelStatistics, DurationStat, BatchStat } from './observability/statistics.js';
+export type { SequenceOptions } from './scheduling/inference-request.js';

@@ -1,0 +1,82 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Backend, ModelFiles } from '../backend/backend.js';
+import { BackendRegistry } from '../backend/registry.js';
+import { parseModelConfig, validateModelConfig } from '../config/index.js';
+import type { ModelConfig } from '../config/schema.js';
+import { InferenceError } from '../errors.js';
+import { readConfigText, type ModelSource } from '../repository/model-repository.js';
+import { selectVersions } from '../repository/version-policy.js';
+
+export interface ResolvedModel {
+  readonly config: ModelConfig;
+  readonly backend: Backend;
+  /** Files of each version the version policy selects. */
+  readonly versions: readonly ModelFiles[];
+  /** Versions the policy names that have no directory. */
+  readonly missingVersions: readonly number[];
+}
+
+/**
+ * Turns a model directory (and an optional config override) into a validated config,
+ * the backend that serves it and the versions to load: read/parse the config, pick the
+ * backend (from `backend`/`platform`, or from the model file when there is no config),
+ * let the backend auto-complete, then normalize and validate.
+ */
+export async function resolveModel(
+  source: ModelSource,
+  override: ModelConfig | string | undefined,
+  registry: BackendRegistry,
+): Promise<ResolvedModel> {
+  let config = await readConfig(source, override);
+  if (config.name && config.name !== source.name) {
+    throw new InferenceError('INVALID_ARG', `model '${source.name}': config names the model '${config.name}'; it must match the directory name`);
+  }
+  config = { ...config, name: source.name };
+  if (config.platform === 'ensemble') {
+    throw new InferenceError('UNSUPPORTED', `model '${source.name}': ensemble models are not supported yet`);
+  }
+  // The policy comes from the config as written: auto-complete does not change it.
+  const selection = selectVersions(config.version_policy, source.versions);
+  if (selection.versions.length === 0) {
+    throw new InferenceError('UNAVAILABLE', `model '${source.name}': no version directory to serve under its version policy (found ${source.versions.length ? source.versions.join(', ') : 'none'})`);
+  }
+  const backendName = BackendRegistry.backendName(config) ?? (await guessBackend(source, selection.versions, registry));
+  const backend = await registry.get(backendName);
+  if (!config.backend) config = { ...config, backend: backendName };
+  const files = selection.versions.map((version) => modelFiles(source, config, backend, version));
+  if (backend.autoCompleteConfig) {
+    try {
+      config = await backend.autoCompleteConfig(config, files[files.length - 1]!);
+    } catch (error) {
+      throw InferenceError.from(error, 'INVALID_ARG', `model '${source.name}': auto-complete`);
+    }
+  }
+  return { config: validateModelConfig(config), backend, versions: files, missingVersions: selection.missing };
+}
+
+async function readConfig(source: ModelSource, override: ModelConfig | string | undefined): Promise<ModelConfig> {
+  if (typeof override === 'string') return parseModelConfig(override, `config override for '${source.name}'`);
+  if (override !== undefined) return override;
+  if (!source.configPath) return { name: source.name };
+  return parseModelConfig(await readConfigText(source.configPath), source.configPath);
+}
+
+function modelFiles(source: ModelSource, config: ModelConfig, backend: Backend, version: number): ModelFiles {
+  const versionDirectory = join(source.directory, String(version));
+  const filename = config.default_model_filename || backend.defaultModelFilename || '';
+  return { modelDirectory: source.directory, versionDirectory, modelPath: join(versionDirectory, filename), version };
+}
+
+/** With no backend or platform named, a model file a backend knows decides (Triton's auto-complete). */
+async function guessBackend(source: ModelSource, versions: readonly number[], registry: BackendRegistry): Promise<string> {
+  const latest = join(source.directory, String(versions[versions.length - 1]));
+  const present = new Set(await readdir(latest).catch(() => [] as string[]));
+  for (const candidate of await registry.candidates()) {
+    if (present.has(candidate.filename)) return candidate.name;
+  }
+  throw new InferenceError(
+    'INVALID_ARG',
+    `model '${source.name}': the config names no backend or platform, and no known model file is in '${latest}'`,
+  );
+}

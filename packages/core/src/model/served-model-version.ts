@@ -1,0 +1,145 @@
+import type { Backend, BackendInstance, BackendModel, ModelContext } from '../backend/backend.js';
+import { InferenceError } from '../errors.js';
+import { ModelStatisticsRecorder } from '../observability/statistics.js';
+import { createScheduler } from '../scheduling/create-scheduler.js';
+import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
+import { InstanceRunner } from '../scheduling/instance-runner.js';
+import type { ResponseSink } from '../scheduling/response-channel.js';
+import type { Scheduler } from '../scheduling/scheduler.js';
+import { RequestValidator } from './request-validator.js';
+
+/**
+ * One loaded model version: its backend model, instances, scheduler, the door check
+ * built from its config, and its statistics. It tracks every accepted request until
+ * its last response, so unloading can drain them.
+ */
+export class ServedModelVersion {
+  readonly validator: RequestValidator;
+  readonly statistics: ModelStatisticsRecorder;
+  readonly decoupled: boolean;
+  private readonly outstanding = new Set<InferenceRequest>();
+  private idleWaiters: Array<() => void> = [];
+  private readonly scheduler: Scheduler;
+
+  private constructor(
+    readonly context: ModelContext,
+    private readonly model: BackendModel,
+    private readonly runners: readonly InstanceRunner[],
+    statistics: ModelStatisticsRecorder,
+  ) {
+    this.validator = new RequestValidator(context.config);
+    this.statistics = statistics;
+    this.decoupled = context.config.model_transaction_policy?.decoupled ?? false;
+    this.scheduler = createScheduler(context.config, runners);
+  }
+
+  get name(): string {
+    return this.context.name;
+  }
+
+  get version(): number {
+    return this.context.version;
+  }
+
+  get description(): string | undefined {
+    return this.model.description;
+  }
+
+  /** Creates the backend model and every instance of every instance group. */
+  static async load(backend: Backend, context: ModelContext): Promise<ServedModelVersion> {
+    const where = `model '${context.name}' version ${context.version}`;
+    let model: BackendModel;
+    try {
+      model = await backend.createModel(context);
+    } catch (error) {
+      throw InferenceError.from(error, 'UNAVAILABLE', where);
+    }
+    const statistics = new ModelStatisticsRecorder(context.name, context.version);
+    const decoupled = context.config.model_transaction_policy?.decoupled ?? false;
+    const names = instanceNames(context);
+    const created = await Promise.allSettled(
+      names.map(({ name, kind }) => model.createInstance({ name, kind })),
+    );
+    const failure = created.find((result) => result.status === 'rejected');
+    const instances = created.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    try {
+      if (failure) throw InferenceError.from(failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
+      const runners = instances.map((instance, i) => new InstanceRunner(names[i]!.name, instance, decoupled, statistics));
+      return new ServedModelVersion(context, model, runners, statistics);
+    } catch (error) {
+      await finalizeAll(instances, model);
+      throw InferenceError.from(error, 'UNAVAILABLE', where);
+    }
+  }
+
+  /** Accepts a validated request; from here on its sink hears exactly one end or error. */
+  submit(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
+    const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd);
+    this.outstanding.add(accepted);
+    this.scheduler.enqueue(accepted);
+    return accepted;
+  }
+
+  /**
+   * Waits for accepted requests to finish, up to timeoutMs; fails what is left with
+   * UNAVAILABLE; then finalizes the instances and the model once their running
+   * executions return (or the timeout passes again).
+   */
+  async unload(timeoutMs: number): Promise<void> {
+    const drained = await withTimeout(this.idle(), timeoutMs);
+    if (!drained) {
+      for (const request of [...this.outstanding]) {
+        request.cancel(new InferenceError('UNAVAILABLE', `${request.describe()}: the model was unloaded before the request completed`));
+      }
+      await withTimeout(Promise.all(this.runners.map((runner) => runner.idle())), timeoutMs);
+    }
+    await finalizeAll(this.runners.map((runner) => runner.instance), this.model);
+  }
+
+  private idle(): Promise<void> {
+    if (this.outstanding.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private readonly onEnd = (request: InferenceRequest, error?: InferenceError): void => {
+    this.outstanding.delete(request);
+    const end = performance.now();
+    if (error) this.statistics.recordFailure(request.arrivalTime, end);
+    else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end);
+    if (this.outstanding.size === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  };
+}
+
+/** Triton's instance names: the group's name, suffixed `_<index>` when the group has several. */
+function instanceNames(context: ModelContext): Array<{ name: string; kind: string }> {
+  const groups = context.config.instance_group ?? [];
+  return groups.flatMap((group, g) => {
+    const count = Number(group.count ?? 1);
+    const groupName = group.name ?? `${context.name}_${g}`;
+    return Array.from({ length: count }, (_, i) => ({
+      name: count > 1 ? `${groupName}_${i}` : groupName,
+      kind: group.kind ?? 'KIND_CPU',
+    }));
+  });
+}
+
+async function finalizeAll(instances: readonly BackendInstance[], model: BackendModel): Promise<void> {
+  await Promise.allSettled(instances.map((instance) => instance.finalize?.()));
+  await Promise.resolve(model.finalize?.()).catch(() => {});
+}
+
+async function withTimeout(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,103 @@
+/** A count and a total duration, as Triton's statistics report them. */
+export interface DurationStat {
+  count: number;
+  ns: number;
+}
+
+export interface BatchStat {
+  batch_size: number;
+  compute_input: DurationStat;
+  compute_infer: DurationStat;
+  compute_output: DurationStat;
+}
+
+/** One model version's statistics, in the shape of Triton's statistics extension. */
+export interface ModelStatistics {
+  name: string;
+  version: string;
+  /** Milliseconds since the epoch of the last successful inference; 0 when none. */
+  last_inference: number;
+  inference_count: number;
+  execution_count: number;
+  inference_stats: {
+    success: DurationStat;
+    fail: DurationStat;
+    queue: DurationStat;
+    compute_input: DurationStat;
+    compute_infer: DurationStat;
+    compute_output: DurationStat;
+    cache_hit: DurationStat;
+    cache_miss: DurationStat;
+  };
+  batch_stats: BatchStat[];
+}
+
+const stat = (): DurationStat => ({ count: 0, ns: 0 });
+const NS_PER_MS = 1e6;
+
+/**
+ * Accumulates one model version's statistics. Backends report one execute duration,
+ * so it is all counted as compute_infer; compute_input/compute_output stay zero until
+ * a backend reports them apart.
+ */
+export class ModelStatisticsRecorder {
+  private readonly stats: ModelStatistics;
+  private readonly batches = new Map<number, BatchStat>();
+
+  constructor(name: string, version: number) {
+    this.stats = {
+      name,
+      version: String(version),
+      last_inference: 0,
+      inference_count: 0,
+      execution_count: 0,
+      inference_stats: {
+        success: stat(),
+        fail: stat(),
+        queue: stat(),
+        compute_input: stat(),
+        compute_infer: stat(),
+        compute_output: stat(),
+        cache_hit: stat(),
+        cache_miss: stat(),
+      },
+      batch_stats: [],
+    };
+  }
+
+  /** Times are performance.now() milliseconds. */
+  recordSuccess(batchSize: number, arrival: number, executeStart: number, end: number): void {
+    const s = this.stats.inference_stats;
+    this.stats.inference_count += batchSize;
+    this.stats.last_inference = Date.now();
+    add(s.success, (end - arrival) * NS_PER_MS);
+    add(s.queue, (executeStart - arrival) * NS_PER_MS);
+    add(s.compute_infer, (end - executeStart) * NS_PER_MS);
+  }
+
+  recordFailure(arrival: number, end: number): void {
+    add(this.stats.inference_stats.fail, (end - arrival) * NS_PER_MS);
+  }
+
+  recordExecution(batchSize: number, start: number, end: number): void {
+    this.stats.execution_count += 1;
+    let batch = this.batches.get(batchSize);
+    if (!batch) {
+      batch = { batch_size: batchSize, compute_input: stat(), compute_infer: stat(), compute_output: stat() };
+      this.batches.set(batchSize, batch);
+    }
+    add(batch.compute_input, 0);
+    add(batch.compute_infer, (end - start) * NS_PER_MS);
+    add(batch.compute_output, 0);
+  }
+
+  snapshot(): ModelStatistics {
+    const batch_stats = [...this.batches.values()].sort((a, b) => a.batch_size - b.batch_size);
+    return structuredClone({ ...this.stats, batch_stats });
+  }
+}
+
+function add(target: DurationStat, ns: number): void {
+  target.count += 1;
+  target.ns += Math.round(ns);
+}

@@ -1,0 +1,92 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { InferenceError } from '../errors.js';
+
+/** A model found in a repository: its directory, the config file chosen, its version directories. */
+export interface ModelSource {
+  readonly name: string;
+  readonly directory: string;
+  /** The config file in use: `configs/<configName>.pbtxt` when selected and present, else `config.pbtxt`; undefined when neither exists. */
+  readonly configPath: string | undefined;
+  /** Numeric version directories, ascending; other directories are ignored. */
+  readonly versions: readonly number[];
+}
+
+export interface RepositoryScan {
+  readonly models: ReadonlyMap<string, ModelSource>;
+  /** Names found in more than one repository, with the reason they cannot be served. */
+  readonly conflicts: ReadonlyMap<string, string>;
+}
+
+export interface ModelRepositoryOptions {
+  /** Triton's --model-config-name: use `<model>/configs/<name>.pbtxt` where it exists. */
+  readonly configName?: string;
+}
+
+/** One or more repository directories, each holding `<model>/config.pbtxt` and `<model>/<version>/`. */
+export class ModelRepository {
+  constructor(
+    readonly paths: readonly string[],
+    private readonly options: ModelRepositoryOptions = {},
+  ) {}
+
+  async scan(): Promise<RepositoryScan> {
+    const models = new Map<string, ModelSource>();
+    const conflicts = new Map<string, string>();
+    const seenIn = new Map<string, string>();
+    for (const path of this.paths) {
+      for (const name of await listDirectories(path, `model repository '${path}'`)) {
+        const previous = seenIn.get(name);
+        if (previous !== undefined) {
+          conflicts.set(name, `model '${name}' appears in more than one repository: '${previous}' and '${path}'`);
+          models.delete(name);
+          continue;
+        }
+        seenIn.set(name, path);
+        models.set(name, await this.describe(name, join(path, name)));
+      }
+    }
+    return { models, conflicts };
+  }
+
+  private async describe(name: string, directory: string): Promise<ModelSource> {
+    const entries = await listDirectories(directory, `model '${name}'`);
+    const versions = entries
+      .filter((entry) => /^[0-9]+$/.test(entry))
+      .map(Number)
+      .filter(Number.isSafeInteger)
+      .sort((a, b) => a - b);
+    return { name, directory, configPath: await this.findConfig(directory), versions };
+  }
+
+  private async findConfig(directory: string): Promise<string | undefined> {
+    const candidates = [join(directory, 'config.pbtxt')];
+    if (this.options.configName) candidates.unshift(join(directory, 'configs', `${this.options.configName}.pbtxt`));
+    for (const candidate of candidates) {
+      if (await isFile(candidate)) return candidate;
+    }
+    return undefined;
+  }
+}
+
+/** Reads a config file, naming it in the error when that fails. */
+export async function readConfigText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw InferenceError.from(error, 'INVALID_ARG', `cannot read '${path}'`);
+  }
+}
+
+async function listDirectories(path: string, what: string): Promise<string[]> {
+  try {
+    const entries = await readdir(path, { withFileTypes: true });
+    return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+  } catch (error) {
+    throw InferenceError.from(error, 'NOT_FOUND', `cannot read ${what}`);
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return stat(path).then((s) => s.isFile(), () => false);
+}

@@ -1,0 +1,104 @@
+import type { BackendRequest } from '../backend/backend.js';
+import { InferenceError } from '../errors.js';
+import type { Tensor } from '../tensor/tensor.js';
+import { ResponseChannel, type ResponseSink } from './response-channel.js';
+
+export type RequestParameters = Readonly<Record<string, string | number | boolean>>;
+
+export interface SequenceOptions {
+  readonly id: number | string;
+  readonly start?: boolean;
+  readonly end?: boolean;
+}
+
+/** What the server's door hands to a scheduler: validated inputs and the caller's wishes. */
+export interface ValidatedRequest {
+  readonly id: string;
+  readonly inputs: Record<string, Tensor>;
+  readonly requestedOutputs: readonly string[];
+  readonly batchSize: number;
+  readonly parameters: RequestParameters;
+  readonly priority: number;
+  readonly timeoutMicroseconds: number;
+  readonly signal: AbortSignal | undefined;
+  readonly sequence: SequenceOptions | undefined;
+}
+
+/**
+ * One accepted request on its way through a scheduler to a backend. It owns its
+ * cancellation (AbortSignal) and deadline: either fails it at once, and a scheduler
+ * skips a request whose response has already ended.
+ */
+export class InferenceRequest implements BackendRequest {
+  readonly response: ResponseChannel;
+  readonly inputs: Record<string, Tensor>;
+  readonly requestedOutputs: readonly string[];
+  readonly batchSize: number;
+  readonly parameters: RequestParameters;
+  readonly priority: number;
+  readonly sequence: SequenceOptions | undefined;
+  readonly id: string;
+  /** performance.now() at arrival, for queue-time statistics. */
+  readonly arrivalTime = performance.now();
+  /** performance.now() when a backend started executing it; set by the instance runner. */
+  executeStart = 0;
+  private cancelled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly signal: AbortSignal | undefined;
+  private readonly abortListener: (() => void) | undefined;
+
+  constructor(
+    readonly modelName: string,
+    readonly modelVersion: number,
+    request: ValidatedRequest,
+    sink: ResponseSink,
+    onEnd: (request: InferenceRequest, error?: InferenceError) => void,
+  ) {
+    this.id = request.id;
+    this.inputs = request.inputs;
+    this.requestedOutputs = request.requestedOutputs;
+    this.batchSize = request.batchSize;
+    this.parameters = request.parameters;
+    this.priority = request.priority;
+    this.sequence = request.sequence;
+    this.response = new ResponseChannel(sink, request.requestedOutputs, () => this.describe(), (error) => {
+      this.disarm();
+      onEnd(this, error);
+    });
+    this.signal = request.signal;
+    if (this.signal) {
+      if (this.signal.aborted) throw this.cancellation();
+      this.abortListener = () => this.cancel(this.cancellation());
+      this.signal.addEventListener('abort', this.abortListener, { once: true });
+    }
+    if (request.timeoutMicroseconds > 0) {
+      this.timer = setTimeout(
+        () => this.cancel(new InferenceError('DEADLINE_EXCEEDED', `${this.describe()}: timed out after ${request.timeoutMicroseconds} µs`)),
+        request.timeoutMicroseconds / 1000,
+      );
+    }
+  }
+
+  get isCancelled(): boolean {
+    return this.cancelled;
+  }
+
+  /** Fails the request now; a backend still running it sees `isCancelled` and its late responses are dropped. */
+  cancel(error: InferenceError): void {
+    this.cancelled = true;
+    this.response.fail(error);
+  }
+
+  describe(): string {
+    return `model '${this.modelName}' version ${this.modelVersion} request '${this.id}'`;
+  }
+
+  private cancellation(): InferenceError {
+    return new InferenceError('CANCELLED', `${this.describe()}: cancelled by the caller`);
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.abortListener) this.signal?.removeEventListener('abort', this.abortListener);
+  }
+}

@@ -1,0 +1,64 @@
+import type { BackendInstance, ExecuteResult } from '../backend/backend.js';
+import { InferenceError } from '../errors.js';
+import type { ModelStatisticsRecorder } from '../observability/statistics.js';
+import type { InferenceRequest } from './inference-request.js';
+
+/**
+ * Runs batches on one backend instance and delivers what comes back: one final
+ * response per request for ordinary models; decoupled models answer through each
+ * request's sender themselves. Every scheduler executes through this.
+ */
+export class InstanceRunner {
+  constructor(
+    readonly name: string,
+    readonly instance: BackendInstance,
+    private readonly decoupled: boolean,
+    private readonly statistics: ModelStatisticsRecorder,
+  ) {}
+
+  private running: Promise<void> | undefined;
+
+  /** Resolves when no execution is running on this instance. */
+  idle(): Promise<void> {
+    return this.running ?? Promise.resolve();
+  }
+
+  run(requests: InferenceRequest[]): Promise<void> {
+    this.running = this.execute(requests).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async execute(requests: InferenceRequest[]): Promise<void> {
+    const start = performance.now();
+    for (const request of requests) request.executeStart = start;
+    try {
+      const results = await this.instance.execute(requests);
+      if (results) this.deliver(requests, results);
+      else if (!this.decoupled) this.failAll(requests, 'backend returned no responses');
+    } catch (error) {
+      for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
+    }
+    let batchSize = 0;
+    for (const request of requests) batchSize += request.batchSize;
+    this.statistics.recordExecution(batchSize, start, performance.now());
+  }
+
+  private deliver(requests: InferenceRequest[], results: ExecuteResult): void {
+    if (results.length !== requests.length) {
+      this.failAll(requests, `backend returned ${results.length} responses for ${requests.length} requests`);
+      return;
+    }
+    for (let i = 0; i < requests.length; i++) {
+      const result = results[i]!;
+      const response = requests[i]!.response;
+      if (result instanceof Error) response.fail(result);
+      else response.send(result, { final: true });
+    }
+  }
+
+  private failAll(requests: InferenceRequest[], reason: string): void {
+    for (const request of requests) request.response.fail(new InferenceError('INTERNAL', `${request.describe()}: ${reason}`));
+  }
+}

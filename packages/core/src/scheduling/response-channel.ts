@@ -1,0 +1,60 @@
+import type { ResponseSender } from '../backend/backend.js';
+import { InferenceError } from '../errors.js';
+import type { Tensor } from '../tensor/tensor.js';
+
+/** Where a request's responses go: a promise for `infer()`, an async queue for `inferStream()`. */
+export interface ResponseSink {
+  response(outputs: Record<string, Tensor>): void;
+  end(): void;
+  error(error: InferenceError): void;
+}
+
+/**
+ * A request's response sender. Keeps only the requested outputs, refuses a response
+ * that lacks one, and ignores whatever a backend sends after the stream ended
+ * (for example after the caller cancelled: the caller has already been told).
+ */
+export class ResponseChannel implements ResponseSender {
+  private ended = false;
+
+  constructor(
+    private readonly sink: ResponseSink,
+    private readonly requestedOutputs: readonly string[],
+    private readonly describe: () => string,
+    private readonly onEnd: (error?: InferenceError) => void,
+  ) {}
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  send(outputs: Readonly<Record<string, Tensor>>, options?: { final?: boolean }): void {
+    if (this.ended) return;
+    const selected: Record<string, Tensor> = {};
+    for (const name of this.requestedOutputs) {
+      const tensor = outputs[name];
+      if (tensor === undefined) {
+        this.fail(new InferenceError('INTERNAL', `${this.describe()}: backend produced no output '${name}'`));
+        return;
+      }
+      selected[name] = tensor;
+    }
+    this.sink.response(selected);
+    if (options?.final) this.close();
+  }
+
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.sink.end();
+    this.onEnd();
+  }
+
+  fail(error: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    const failure = InferenceError.from(error, 'INTERNAL', this.describe());
+    this.sink.error(failure);
+    this.onEnd(failure);
+  }
+}

@@ -1,0 +1,271 @@
+import { EventEmitter } from 'eventemitter3';
+import { BackendRegistry } from './backend/registry.js';
+import type { ModelConfig } from './config/schema.js';
+import { InferenceError } from './errors.js';
+import { ModelManager } from './model/model-manager.js';
+import type { ServedModelVersion } from './model/served-model-version.js';
+import type { ModelStatistics } from './observability/statistics.js';
+import { fingerprintDirectory } from './repository/fingerprint.js';
+import { ModelRepository, type RepositoryScan } from './repository/model-repository.js';
+import { RepositoryPoller } from './repository/repository-poller.js';
+import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
+import { dataTypeFromConfig } from './tensor/datatype.js';
+import type {
+  InferRequest,
+  InferResponse,
+  LoadModelOptions,
+  ModelControlMode,
+  ModelIndexEntry,
+  ModelMetadata,
+  ServerEvents,
+  ServerMetadata,
+  ServerOptions,
+  TensorMetadata,
+} from './types.js';
+import { VERSION } from './version.js';
+
+const CONTROL_MODES: readonly ModelControlMode[] = ['none', 'poll', 'explicit'];
+
+/**
+ * The embedded inference server: reads a Triton-style model repository, loads models
+ * into backends and answers requests in-process. Emits `modelStateChanged`.
+ */
+export class InferenceServer extends EventEmitter<ServerEvents> {
+  private stopping: Promise<void> | undefined;
+  private readonly manager: ModelManager;
+  private readonly poller: RepositoryPoller | undefined;
+
+  private constructor(
+    private readonly options: ServerOptions,
+    private readonly mode: ModelControlMode,
+    private readonly repository: ModelRepository,
+    private readonly registry: BackendRegistry,
+  ) {
+    super();
+    this.manager = new ModelManager(repository, registry, {
+      exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
+      onStateChange: (entry) => this.emit('modelStateChanged', entry),
+    });
+    if (mode === 'poll') this.poller = new RepositoryPoller(options.pollIntervalMs ?? 15_000, () => this.syncRepository());
+  }
+
+  /** Starts a server and loads its models as the control mode says. */
+  static async start(options: ServerOptions): Promise<InferenceServer> {
+    const paths = typeof options?.modelRepository === 'string' ? [options.modelRepository] : options?.modelRepository;
+    if (!Array.isArray(paths) || paths.length === 0 || paths.some((p) => typeof p !== 'string')) {
+      throw new InferenceError('INVALID_ARG', '`modelRepository` must be a directory path or a non-empty array of them');
+    }
+    const mode = options.modelControlMode ?? 'none';
+    if (!CONTROL_MODES.includes(mode)) {
+      throw new InferenceError('INVALID_ARG', `\`modelControlMode\` must be one of ${CONTROL_MODES.join(', ')}, got '${String(mode)}'`);
+    }
+    if (options.startupModels && mode !== 'explicit') {
+      throw new InferenceError('INVALID_ARG', '`startupModels` applies only to modelControlMode "explicit"');
+    }
+    const repository = new ModelRepository(paths, { configName: options.modelConfigName });
+    const server = new InferenceServer(options, mode, repository, new BackendRegistry(options.backends ?? []));
+    try {
+      await server.loadAtStartup();
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+    server.poller?.start();
+    return server;
+  }
+
+  /** Runs one inference and resolves with its response. */
+  infer(modelName: string, request: InferRequest): Promise<InferResponse> {
+    try {
+      const served = this.servedFor(modelName, request);
+      if (served.decoupled) {
+        throw new InferenceError('UNSUPPORTED', `model '${modelName}' is decoupled (zero or more responses per request): use inferStream()`);
+      }
+      const validated = served.validator.validate(request);
+      return new Promise((resolve, reject) => {
+        served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject));
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Runs one inference and yields each response as it comes: zero or more for a
+   * decoupled model, exactly one otherwise. Leaving the loop early cancels the request.
+   */
+  async *inferStream(modelName: string, request: InferRequest): AsyncGenerator<InferResponse, void, undefined> {
+    const served = this.servedFor(modelName, request);
+    const validated = served.validator.validate(request);
+    const sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
+    const accepted = served.submit(validated, sink);
+    try {
+      yield* sink;
+    } finally {
+      if (!accepted.response.isEnded) {
+        accepted.cancel(new InferenceError('CANCELLED', `${accepted.describe()}: the caller stopped reading the stream`));
+      }
+    }
+  }
+
+  /** Explicit mode: loads (or reloads) a model, optionally with a config that replaces config.pbtxt. */
+  async loadModel(name: string, options: LoadModelOptions = {}): Promise<void> {
+    this.assertRunning();
+    this.assertExplicit('load');
+    const scan = await this.repository.scan();
+    const conflict = scan.conflicts.get(name);
+    if (conflict) throw new InferenceError('INVALID_ARG', conflict);
+    const source = scan.models.get(name);
+    if (!source) throw new InferenceError('NOT_FOUND', `model '${name}' is not in the model repository`);
+    await this.manager.load(source, options.config);
+  }
+
+  /** Explicit mode: unloads a model once its in-flight requests finish (up to exitTimeoutMs). */
+  async unloadModel(name: string): Promise<void> {
+    this.assertRunning();
+    this.assertExplicit('unload');
+    await this.manager.unload(name);
+  }
+
+  /** Poll mode: rescans the repository now instead of waiting for the next poll. */
+  async pollRepository(): Promise<void> {
+    if (!this.poller) throw new InferenceError('UNSUPPORTED', 'pollRepository() needs modelControlMode "poll"');
+    await this.poller.pollNow();
+  }
+
+  isLive(): boolean {
+    return !this.stopping;
+  }
+
+  /** Ready when running and every model it was asked to load has a ready version. */
+  isReady(): boolean {
+    return !this.stopping && this.manager.index().every((entry) => entry.state === 'READY' || entry.reason === 'unloaded');
+  }
+
+  async isModelReady(name: string, version?: number): Promise<boolean> {
+    return !this.stopping && this.manager.isReady(name, version);
+  }
+
+  metadata(): ServerMetadata {
+    return { name: 'tritium', version: VERSION, extensions: ['model_configuration', 'model_repository', 'statistics'] };
+  }
+
+  async modelMetadata(name: string, version?: number): Promise<ModelMetadata> {
+    const served = this.manager.serving(name, version);
+    const config = served.context.config;
+    const batch = (config.max_batch_size ?? 0) > 0 ? [-1] : [];
+    const describe = (t: { name?: string; data_type?: string; dims?: readonly number[] }): TensorMetadata => ({
+      name: t.name!,
+      datatype: dataTypeFromConfig(t.data_type!),
+      shape: [...batch, ...(t.dims ?? []).map(Number)],
+    });
+    return {
+      name,
+      versions: this.manager.index().filter((e) => e.name === name && e.state === 'READY').map((e) => String(e.version)),
+      platform: config.platform || config.backend || '',
+      inputs: (config.input ?? []).map(describe),
+      outputs: (config.output ?? []).map(describe),
+    };
+  }
+
+  /** The config a model version runs with, after auto-complete and normalization. */
+  async modelConfig(name: string, version?: number): Promise<ModelConfig> {
+    return structuredClone(this.manager.serving(name, version).context.config);
+  }
+
+  /** Every model in the repositories with the state of each version; models never loaded show as UNAVAILABLE. */
+  async repositoryIndex(): Promise<ModelIndexEntry[]> {
+    const entries = this.manager.index();
+    const managed = new Set(entries.map((entry) => entry.name));
+    const scan = await this.repository.scan();
+    for (const name of scan.models.keys()) {
+      if (!managed.has(name)) entries.push({ name, version: undefined, state: 'UNAVAILABLE', reason: 'not loaded' });
+    }
+    return entries.sort((a, b) => a.name.localeCompare(b.name) || (a.version ?? -1) - (b.version ?? -1));
+  }
+
+  /** Per-version statistics in the shape of Triton's statistics extension. */
+  statistics(name?: string, version?: number): { model_stats: ModelStatistics[] } {
+    const names = name === undefined ? this.manager.managedNames() : [name];
+    const model_stats: ModelStatistics[] = [];
+    for (const entry of this.manager.index()) {
+      if (!names.includes(entry.name) || entry.version === undefined) continue;
+      if (version !== undefined && entry.version !== version) continue;
+      if (this.manager.isReady(entry.name, entry.version)) {
+        model_stats.push(this.manager.serving(entry.name, entry.version).statistics.snapshot());
+      }
+    }
+    if (name !== undefined && model_stats.length === 0) this.manager.serving(name, version);
+    return { model_stats };
+  }
+
+  /** Stops taking requests, drains in-flight work (up to exitTimeoutMs, then fails it with UNAVAILABLE), unloads every model. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      await this.poller?.stop();
+      await this.manager.unloadAll();
+      await this.registry.finalize();
+    })();
+    return this.stopping;
+  }
+
+  private servedFor(modelName: string, request: InferRequest): ServedModelVersion {
+    this.assertRunning();
+    return this.manager.serving(modelName, request?.modelVersion);
+  }
+
+  private assertRunning(): void {
+    if (this.stopping) throw new InferenceError('UNAVAILABLE', 'the server is stopping');
+  }
+
+  private assertExplicit(action: string): void {
+    if (this.mode !== 'explicit') {
+      throw new InferenceError('UNSUPPORTED', `cannot ${action} models in modelControlMode "${this.mode}"; use "explicit"`);
+    }
+  }
+
+  private async loadAtStartup(): Promise<void> {
+    const scan = await this.repository.scan();
+    let names: string[];
+    if (this.mode !== 'explicit') names = [...scan.models.keys(), ...scan.conflicts.keys()];
+    else if (this.options.startupModels?.includes('*')) names = [...scan.models.keys(), ...scan.conflicts.keys()];
+    else names = [...(this.options.startupModels ?? [])];
+    const failures = await this.loadAll(scan, names);
+    if (failures.length && this.options.continueOnLoadError === false) {
+      throw new InferenceError('UNAVAILABLE', `models failed to load: ${failures.map((f) => f.message).join('; ')}`);
+    }
+  }
+
+  /** Poll mode: loads new and changed models, unloads removed ones. */
+  private async syncRepository(): Promise<void> {
+    const scan = await this.repository.scan().catch(() => undefined);
+    if (!scan) return;
+    const changed: string[] = [];
+    for (const [name, source] of scan.models) {
+      const fingerprint = await fingerprintDirectory(source.directory);
+      if (fingerprint !== this.manager.fingerprint(name)) changed.push(name);
+    }
+    await this.loadAll(scan, changed);
+    for (const name of this.manager.managedNames()) {
+      if (!scan.models.has(name) && !scan.conflicts.has(name)) await this.manager.unload(name).catch(() => {});
+    }
+  }
+
+  private async loadAll(scan: RepositoryScan, names: readonly string[]): Promise<InferenceError[]> {
+    const failures: InferenceError[] = [];
+    await Promise.all(
+      names.map(async (name) => {
+        const conflict = scan.conflicts.get(name);
+        const source = scan.models.get(name);
+        if (conflict || !source) {
+          const reason = conflict ?? `model '${name}' is not in the model repository`;
+          this.manager.refuse(name, reason);
+          failures.push(new InferenceError('NOT_FOUND', reason));
+          return;
+        }
+        await this.manager.load(source).catch((error) => failures.push(InferenceError.from(error)));
+      }),
+    );
+    return failures;
+  }
+}

@@ -1,0 +1,89 @@
+import type { Backend } from './backend/backend.js';
+import type { ModelConfig } from './config/schema.js';
+import type { SequenceOptions } from './scheduling/inference-request.js';
+import type { Tensor, TensorInput } from './tensor/tensor.js';
+
+export type ModelControlMode = 'none' | 'poll' | 'explicit';
+
+export interface ServerOptions {
+  /** One repository directory or several. */
+  readonly modelRepository: string | readonly string[];
+  /** 'none' loads everything at start; 'poll' also follows changes; 'explicit' loads on request. Default 'none'. */
+  readonly modelControlMode?: ModelControlMode;
+  /** Explicit mode: models to load at start; `'*'` loads all. */
+  readonly startupModels?: readonly string[];
+  /** Backends to serve models with; installed official ones load on demand by name. */
+  readonly backends?: readonly Backend[];
+  /** Poll mode: how often to rescan the repository. Default 15 000 ms (Triton's --repository-poll-secs=15). */
+  readonly pollIntervalMs?: number;
+  /** Use `<model>/configs/<name>.pbtxt` in place of config.pbtxt where present (Triton's --model-config-name). */
+  readonly modelConfigName?: string;
+  /** How long stop() and unloading wait for in-flight work before failing it. Default 30 000 ms. */
+  readonly exitTimeoutMs?: number;
+  /** Start even when some models fail to load (Triton's --exit-on-error=false). Default true. */
+  readonly continueOnLoadError?: boolean;
+}
+
+export interface InferRequest {
+  readonly inputs: Readonly<Record<string, TensorInput>>;
+  /** Output names to return; all when omitted. */
+  readonly outputs?: readonly string[];
+  /** The version to use; the highest ready one when omitted. */
+  readonly modelVersion?: number;
+  readonly id?: string;
+  readonly priority?: number;
+  /** Fails the request with DEADLINE_EXCEEDED when it has not completed in time. */
+  readonly timeoutMicroseconds?: number;
+  /** Aborting fails the request with CANCELLED. */
+  readonly signal?: AbortSignal;
+  readonly parameters?: Readonly<Record<string, string | number | boolean>>;
+  readonly sequence?: SequenceOptions;
+}
+
+export interface InferResponse {
+  readonly id: string;
+  readonly modelName: string;
+  readonly modelVersion: number;
+  readonly outputs: Record<string, Tensor>;
+}
+
+export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
+
+/** One row of repositoryIndex(), as Triton's repository index reports it. */
+export interface ModelIndexEntry {
+  readonly name: string;
+  /** Undefined when the model failed before any version was chosen (for example a bad config). */
+  readonly version: number | undefined;
+  readonly state: ModelState;
+  readonly reason: string;
+}
+
+export interface ServerEvents {
+  /** A model version changed state. */
+  modelStateChanged: (entry: ModelIndexEntry) => void;
+}
+
+export interface LoadModelOptions {
+  /** Replaces the repository's config.pbtxt for this load: an object or pbtxt text. */
+  readonly config?: ModelConfig | string;
+}
+
+export interface TensorMetadata {
+  readonly name: string;
+  readonly datatype: string;
+  readonly shape: number[];
+}
+
+export interface ModelMetadata {
+  readonly name: string;
+  readonly versions: string[];
+  readonly platform: string;
+  readonly inputs: TensorMetadata[];
+  readonly outputs: TensorMetadata[];
+}
+
+export interface ServerMetadata {
+  readonly name: string;
+  readonly version: string;
+  readonly extensions: string[];
+}

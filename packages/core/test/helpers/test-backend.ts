@@ -1,0 +1,130 @@
+import { readFile } from 'node:fs/promises';
+import {
+  InferenceError,
+  type Backend,
+  type BackendInstance,
+  type BackendRequest,
+  type ModelConfig,
+  type Tensor,
+} from '@tritium/core';
+
+/**
+ * An in-test backend. The model's `behavior` parameter picks what it computes:
+ * - identity: OUTPUTi = INPUTi (by position)
+ * - add: OUTPUT0 = INPUT0 + INPUT1 (FP32 or INT32)
+ * - repeat (decoupled): sends INPUT0 back `count` times (request parameter), then final
+ * Request parameters: `delay_ms` waits before answering; `fail` makes that request fail.
+ * Model parameter `delay_ms` delays every execution. The model file (`model.test`)
+ * may hold JSON `{ "fail": "reason" }` to fail loading, or `{ "input": [...], "output": [...] }`
+ * for auto-complete.
+ */
+export interface TestBackendProbe {
+  /** Executions running now and the most seen at once. */
+  running: number;
+  maxRunning: number;
+  executions: number;
+  instancesCreated: string[];
+  instancesFinalized: string[];
+  modelsFinalized: number;
+  cancelledSeen: number;
+}
+
+export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { probe: TestBackendProbe } {
+  return {
+    name: 'test',
+    defaultModelFilename: 'model.test',
+    probe,
+    async autoCompleteConfig(config: ModelConfig, files) {
+      const spec = await readModelFile(files.modelPath);
+      return { ...config, input: config.input ?? spec.input, output: config.output ?? spec.output };
+    },
+    async createModel(context) {
+      const spec = await readModelFile(context.modelPath);
+      if (typeof spec.fail === 'string') throw new InferenceError('INVALID_ARG', `test model file says: ${spec.fail}`);
+      const params = context.config.parameters ?? {};
+      const behavior = params.behavior?.string_value ?? 'identity';
+      const modelDelay = Number(params.delay_ms?.string_value ?? 0);
+      const outputs = (context.config.output ?? []).map((o) => o.name!);
+      const inputs = (context.config.input ?? []).map((i) => i.name!);
+      return {
+        description: `test backend (${behavior}), version ${context.version}`,
+        async createInstance(instance) {
+          probe.instancesCreated.push(instance.name);
+          const created: BackendInstance = {
+            async execute(requests) {
+              probe.executions++;
+              probe.running++;
+              probe.maxRunning = Math.max(probe.maxRunning, probe.running);
+              try {
+                const delay = modelDelay + Number(requests[0]?.parameters.delay_ms ?? 0);
+                if (delay > 0) await sleep(delay);
+                if (requests.some((r) => r.isCancelled)) probe.cancelledSeen++;
+                if (behavior === 'repeat') {
+                  for (const request of requests) void repeat(request);
+                  return;
+                }
+                return requests.map((request) => {
+                  if (request.parameters.fail) return new Error(`asked to fail: ${String(request.parameters.fail)}`);
+                  return compute(behavior, request, inputs, outputs);
+                });
+              } finally {
+                probe.running--;
+              }
+            },
+            async finalize() {
+              probe.instancesFinalized.push(instance.name);
+            },
+          };
+          return created;
+        },
+        async finalize() {
+          probe.modelsFinalized++;
+        },
+      };
+    },
+  };
+}
+
+export function newProbe(): TestBackendProbe {
+  return { running: 0, maxRunning: 0, executions: 0, instancesCreated: [], instancesFinalized: [], modelsFinalized: 0, cancelledSeen: 0 };
+}
+
+function compute(behavior: string, request: BackendRequest, inputs: string[], outputs: string[]): Record<string, Tensor> {
+  if (behavior === 'add') {
+    const a = request.inputs[inputs[0]!]!;
+    const b = request.inputs[inputs[1]!]!;
+    const x = a.data as Float32Array;
+    const y = b.data as Float32Array;
+    const sum = new (x.constructor as Float32ArrayConstructor)(x.length);
+    for (let i = 0; i < x.length; i++) sum[i] = x[i]! + y[i]!;
+    return { [outputs[0]!]: { datatype: a.datatype, shape: a.shape, data: sum } };
+  }
+  const result: Record<string, Tensor> = {};
+  outputs.forEach((name, i) => {
+    const input = request.inputs[inputs[i]!];
+    if (input) result[name] = input;
+  });
+  return result;
+}
+
+async function repeat(request: BackendRequest): Promise<void> {
+  const count = Number(request.parameters.count ?? 1);
+  const input = Object.values(request.inputs)[0]!;
+  for (let i = 0; i < count; i++) {
+    await sleep(Number(request.parameters.interval_ms ?? 1));
+    if (request.isCancelled) return;
+    request.response.send({ OUT: input });
+  }
+  request.response.close();
+}
+
+async function readModelFile(path: string): Promise<Record<string, any>> {
+  const text = await readFile(path, 'utf8').catch(() => {
+    throw new InferenceError('NOT_FOUND', `no model file at '${path}'`);
+  });
+  return text.trim() ? JSON.parse(text) : {};
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

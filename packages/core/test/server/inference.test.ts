@@ -1,0 +1,247 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { InferenceError, InferenceServer, type InferRequest } from '@tritium/core';
+import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
+import { TempRepository, testConfig } from '../helpers/repository.js';
+
+let repo: TempRepository | undefined;
+let server: InferenceServer | undefined;
+
+afterEach(async () => {
+  await server?.stop();
+  await repo?.remove();
+  server = repo = undefined;
+});
+
+async function serve(models: Parameters<typeof TempRepository.create>[0], probe = newProbe()) {
+  repo = await TempRepository.create(models);
+  server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend(probe)] });
+  return { server, probe };
+}
+
+const fp32 = (shape: number[], values?: number[]) => ({
+  datatype: 'FP32' as const,
+  shape,
+  data: Float32Array.from(values ?? Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => i)),
+});
+
+async function expectError(promise: Promise<unknown>, code: string, text: string | RegExp) {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(InferenceError);
+  expect((error as InferenceError).code).toBe(code);
+  expect((error as InferenceError).message).toMatch(text);
+}
+
+describe('infer()', () => {
+  it('returns the backend outputs with the model name and version', async () => {
+    const { server } = await serve({ add: { config: testConfig({ behavior: 'add', inputs: 2 }) } });
+    const response = await server.infer('add', { inputs: { INPUT0: fp32([4], [1, 2, 3, 4]), INPUT1: fp32([4], [10, 20, 30, 40]) } });
+    expect(response.modelName).toBe('add');
+    expect(response.modelVersion).toBe(1);
+    expect(Array.from(response.outputs.OUTPUT0!.data as Float32Array)).toEqual([11, 22, 33, 44]);
+  });
+
+  it('accepts plain arrays and returns only the requested outputs', async () => {
+    const { server } = await serve({ id: { config: testConfig({ inputs: 2 }) } });
+    const response = await server.infer('id', {
+      inputs: { INPUT0: { datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }, INPUT1: fp32([4]) },
+      outputs: ['OUTPUT1'],
+    });
+    expect(Object.keys(response.outputs)).toEqual(['OUTPUT1']);
+  });
+
+  it('accepts a batch up to max_batch_size', async () => {
+    const { server } = await serve({ id: { config: testConfig({ maxBatchSize: 8 }) } });
+    const response = await server.infer('id', { inputs: { INPUT0: fp32([3, 4]) } });
+    expect(response.outputs.OUTPUT0!.shape).toEqual([3, 4]);
+  });
+
+  describe('validation at the door', () => {
+    const cases: Array<[string, InferRequest, string, RegExp]> = [
+      ['unknown input', { inputs: { INPUT0: fp32([4]), BOGUS: fp32([4]) } }, 'INVALID_ARG', /unexpected input 'BOGUS'/],
+      ['missing input', { inputs: {} }, 'INVALID_ARG', /missing input 'INPUT0'/],
+      ['wrong datatype', { inputs: { INPUT0: { datatype: 'INT32', shape: [4], data: new Int32Array(4) } } }, 'INVALID_ARG', /'INPUT0' has data type INT32, the model expects FP32/],
+      ['wrong rank', { inputs: { INPUT0: fp32([2, 4]) } }, 'INVALID_ARG', /'INPUT0' has shape \[2,4\], the model expects \[4\]/],
+      ['wrong dim', { inputs: { INPUT0: fp32([5]) } }, 'INVALID_ARG', /'INPUT0' has shape \[5\]/],
+      ['data length', { inputs: { INPUT0: { datatype: 'FP32', shape: [4], data: new Float32Array(3) } } }, 'INVALID_ARG', /INPUT0/],
+      ['data of the wrong kind', { inputs: { INPUT0: { datatype: 'FP32', shape: [4], data: new Int32Array(4) as never } } }, 'INVALID_ARG', /INPUT0/],
+      ['unknown datatype', { inputs: { INPUT0: { datatype: 'FP8' as never, shape: [4], data: new Float32Array(4) } } }, 'INVALID_ARG', /INPUT0/],
+      ['unknown output', { inputs: { INPUT0: fp32([4]) }, outputs: ['NOPE'] }, 'INVALID_ARG', /unknown output 'NOPE'/],
+      ['negative timeout', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: -1 }, 'INVALID_ARG', /timeoutMicroseconds/],
+      ['no inputs object', {} as InferRequest, 'INVALID_ARG', /inputs/],
+    ];
+    it.each(cases)('%s', async (_, request, code, text) => {
+      const { server, probe } = await serve({ m: { config: testConfig({}) } });
+      await expectError(server.infer('m', request), code, text);
+      expect(probe.executions).toBe(0);
+    });
+
+    it('checks batch size against max_batch_size and across inputs', async () => {
+      const { server } = await serve({ b: { config: testConfig({ maxBatchSize: 2, inputs: 2 }) } });
+      await expectError(server.infer('b', { inputs: { INPUT0: fp32([3, 4]), INPUT1: fp32([3, 4]) } }), 'INVALID_ARG', /batch size 3, the model accepts 1 to 2/);
+      await expectError(server.infer('b', { inputs: { INPUT0: fp32([1, 4]), INPUT1: fp32([2, 4]) } }), 'INVALID_ARG', /batch size 2, other inputs have 1/);
+      await expectError(server.infer('b', { inputs: { INPUT0: fp32([4]), INPUT1: fp32([4]) } }), 'INVALID_ARG', /expects \[-1,4\]/);
+    });
+
+    it('matches variable dims (-1)', async () => {
+      const { server } = await serve({ v: { config: testConfig({ dims: [-1, 2] }) } });
+      expect((await server.infer('v', { inputs: { INPUT0: fp32([5, 2]) } })).outputs.OUTPUT0!.shape).toEqual([5, 2]);
+      await expectError(server.infer('v', { inputs: { INPUT0: fp32([5, 3]) } }), 'INVALID_ARG', /expects \[-1,2\]/);
+    });
+
+    it('names an unknown model or version NOT_FOUND', async () => {
+      const { server } = await serve({ m: { config: testConfig({}) } });
+      await expectError(server.infer('nope', { inputs: {} }), 'NOT_FOUND', /model 'nope'/);
+      await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, modelVersion: 7 }), 'NOT_FOUND', /version 7/);
+    });
+  });
+
+  it('fails only the request a backend fails', async () => {
+    const { server } = await serve({ m: { config: testConfig({}) } });
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { fail: 'boom' } }), 'INTERNAL', /asked to fail: boom/);
+    await expect(server.infer('m', { inputs: { INPUT0: fp32([4]) } })).resolves.toBeTruthy();
+  });
+
+  it('runs N instances concurrently and no more', async () => {
+    const { server, probe } = await serve({ m: { config: testConfig({ count: 3 }) } });
+    const requests = Array.from({ length: 9 }, () => server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 20 } }));
+    await Promise.all(requests);
+    expect(probe.instancesCreated).toEqual(['m_0_0', 'm_0_1', 'm_0_2']);
+    expect(probe.maxRunning).toBe(3);
+    expect(probe.executions).toBe(9);
+  });
+
+  it('runs one request at a time on one instance, in arrival order', async () => {
+    const { server, probe } = await serve({ m: { config: testConfig({}) } });
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 5 } }).then(() => order.push(i))),
+    );
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+    expect(probe.maxRunning).toBe(1);
+  });
+
+  it('cancels a waiting request with its AbortSignal, and the others still run', async () => {
+    const { server, probe } = await serve({ m: { config: testConfig({}) } });
+    const busy = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 50 } });
+    const controller = new AbortController();
+    const waiting = server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: controller.signal });
+    const after = server.infer('m', { inputs: { INPUT0: fp32([4]) } });
+    controller.abort();
+    await expectError(waiting, 'CANCELLED', /cancelled/);
+    await expect(busy).resolves.toBeTruthy();
+    await expect(after).resolves.toBeTruthy();
+    expect(probe.executions).toBe(2);
+  });
+
+  it('refuses a request whose signal is already aborted', async () => {
+    const { server } = await serve({ m: { config: testConfig({}) } });
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: AbortSignal.abort() }), 'CANCELLED', /cancelled/);
+  });
+
+  it('cancels a running request: the caller hears at once, the backend sees isCancelled', async () => {
+    const { server, probe } = await serve({ m: { config: testConfig({}) } });
+    const controller = new AbortController();
+    const running = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 40 }, signal: controller.signal });
+    await sleep(10);
+    controller.abort();
+    await expectError(running, 'CANCELLED', /cancelled/);
+    await sleep(50);
+    expect(probe.cancelledSeen).toBe(1);
+  });
+
+  it('fails a request past its timeout with DEADLINE_EXCEEDED', async () => {
+    const { server } = await serve({ m: { config: testConfig({}) } });
+    const slow = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 60 } });
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: 10_000 }), 'DEADLINE_EXCEEDED', /timed out/);
+    await expect(slow).resolves.toBeTruthy();
+    await expect(server.infer('m', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: 1_000_000 })).resolves.toBeTruthy();
+  });
+
+  it('records statistics in Triton\'s shape', async () => {
+    const { server } = await serve({ m: { config: testConfig({ maxBatchSize: 4 }) } });
+    await server.infer('m', { inputs: { INPUT0: fp32([2, 4]) } });
+    await server.infer('m', { inputs: { INPUT0: fp32([1, 4]) } });
+    await server.infer('m', { inputs: { INPUT0: fp32([1, 4]) }, parameters: { fail: 'x' } }).catch(() => {});
+    const [stats] = server.statistics('m').model_stats;
+    expect(stats).toMatchObject({ name: 'm', version: '1', inference_count: 3, execution_count: 3 });
+    expect(stats!.inference_stats.success.count).toBe(2);
+    expect(stats!.inference_stats.fail.count).toBe(1);
+    expect(stats!.batch_stats.map((b) => [b.batch_size, b.compute_infer.count])).toEqual([[1, 2], [2, 1]]);
+    expect(stats!.last_inference).toBeGreaterThan(0);
+  });
+});
+
+describe('inferStream()', () => {
+  const decoupled = `backend: "test"
+input { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] }
+output { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] }
+model_transaction_policy { decoupled: true }
+parameters { key: "behavior" value { string_value: "repeat" } }`;
+  const int32 = { datatype: 'INT32' as const, shape: [1], data: new Int32Array([7]) };
+
+  it('yields every response of a decoupled model, then ends', async () => {
+    const { server } = await serve({ rep: { config: decoupled } });
+    const values: number[] = [];
+    for await (const response of server.inferStream('rep', { inputs: { IN: int32 }, parameters: { count: 3 } })) {
+      values.push((response.outputs.OUT!.data as Int32Array)[0]!);
+    }
+    expect(values).toEqual([7, 7, 7]);
+  });
+
+  it('yields nothing when a decoupled model sends only the final flag', async () => {
+    const { server } = await serve({ rep: { config: decoupled } });
+    const responses = [];
+    for await (const response of server.inferStream('rep', { inputs: { IN: int32 }, parameters: { count: 0 } })) responses.push(response);
+    expect(responses).toEqual([]);
+  });
+
+  it('refuses infer() on a decoupled model', async () => {
+    const { server } = await serve({ rep: { config: decoupled } });
+    await expectError(server.infer('rep', { inputs: { IN: int32 } }), 'UNSUPPORTED', /inferStream/);
+  });
+
+  it('yields the one response of an ordinary model', async () => {
+    const { server } = await serve({ m: { config: testConfig({}) } });
+    const responses = [];
+    for await (const response of server.inferStream('m', { inputs: { INPUT0: fp32([4]) } })) responses.push(response);
+    expect(responses).toHaveLength(1);
+  });
+
+  it('cancels the request when the caller stops reading', async () => {
+    const { server } = await serve({ rep: { config: decoupled } });
+    let seen = 0;
+    for await (const _ of server.inferStream('rep', { inputs: { IN: int32 }, parameters: { count: 100, interval_ms: 2 } })) {
+      if (++seen === 2) break;
+    }
+    expect(seen).toBe(2);
+    expect(server.statistics('rep').model_stats[0]!.inference_stats.fail.count).toBe(1);
+  });
+});
+
+describe('stop()', () => {
+  it('drains in-flight requests, then refuses new ones', async () => {
+    const { server, probe } = await serve({ m: { config: testConfig({}) } });
+    const inflight = [1, 2, 3].map(() => server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 10 } }));
+    const stopped = server.stop();
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) } }), 'UNAVAILABLE', /stopping/);
+    await expect(Promise.all(inflight)).resolves.toHaveLength(3);
+    await stopped;
+    expect(server.isLive()).toBe(false);
+    expect(probe.instancesFinalized).toEqual(['m_0']);
+    expect(probe.modelsFinalized).toBe(1);
+  });
+
+  it('fails what is left after the exit timeout with UNAVAILABLE', async () => {
+    repo = await TempRepository.create({ m: { config: testConfig({}) } });
+    server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend()], exitTimeoutMs: 30 });
+    const slow = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 200 } });
+    const queued = server.infer('m', { inputs: { INPUT0: fp32([4]) } });
+    const outcomes = Promise.all([
+      expectError(slow, 'UNAVAILABLE', /unloaded before the request completed/),
+      expectError(queued, 'UNAVAILABLE', /unloaded before the request completed/),
+    ]);
+    await server.stop();
+    await outcomes;
+  });
+});
