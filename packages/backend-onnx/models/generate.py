@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Generates the deterministic ONNX test models of @tritium/backend-onnx.
+
+Run from anywhere:  python3 packages/backend-onnx/models/generate.py
+Needs only `onnx` and `numpy`. Every value is fixed (no clocks, no unseeded
+randomness), so a rerun rewrites byte-identical files; the outputs are committed
+and the tests never need Python.
+
+Each artifact is `models/<name>.onnx`: a file, or (external_weights.onnx) a
+directory holding `model.onnx` plus its external data file, which is the form a
+Triton version directory accepts for `model.onnx`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = 17  # supported by onnxruntime-node and onnxruntime-web 1.30
+IR_VERSION = 8
+
+# Triton config name -> ONNX element type. BF16 is generated too, although the
+# onnxruntime JavaScript bindings cannot feed or fetch bfloat16 tensors: the
+# backend refuses such a model with UNSUPPORTED, and the test checks that.
+IDENTITY_TYPES = {
+    "bool": TensorProto.BOOL,
+    "uint8": TensorProto.UINT8,
+    "uint16": TensorProto.UINT16,
+    "uint32": TensorProto.UINT32,
+    "uint64": TensorProto.UINT64,
+    "int8": TensorProto.INT8,
+    "int16": TensorProto.INT16,
+    "int32": TensorProto.INT32,
+    "int64": TensorProto.INT64,
+    "fp16": TensorProto.FLOAT16,
+    "fp32": TensorProto.FLOAT,
+    "fp64": TensorProto.DOUBLE,
+    "bf16": TensorProto.BFLOAT16,
+    "string": TensorProto.STRING,
+}
+
+# The MLP: 256 -> 1024 -> 1024 -> 256 with Relu between. Its weights (1.5 M
+# floats, 6 MB) are not stored: the graph computes them from a few scalars with
+# Range/Mod/Cast, all constant inputs, so onnxruntime folds them into constants
+# when the session is created and the file stays a few hundred bytes. Every
+# weight is an exact float (k/2003 - 0.5, scaled), so numpy reproduces them.
+MLP_DIMS = [256, 1024, 1024, 256]
+MLP_MOD = 2003
+
+
+def model(graph: onnx.GraphProto) -> onnx.ModelProto:
+    m = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="tritium-backend-onnx-generate",
+        producer_version="1",
+    )
+    m.ir_version = IR_VERSION
+    onnx.checker.check_model(m)
+    return m
+
+
+def save(m: onnx.ModelProto, name: str) -> None:
+    path = os.path.join(HERE, f"{name}.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString(deterministic=True))
+
+
+def add_sub() -> None:
+    """Triton's `simple` example: OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1."""
+    shape = [None, 16]  # unnamed variable first dimension
+    g = helper.make_graph(
+        [
+            helper.make_node("Add", ["INPUT0", "INPUT1"], ["OUTPUT0"]),
+            helper.make_node("Sub", ["INPUT0", "INPUT1"], ["OUTPUT1"]),
+        ],
+        "add_sub",
+        [
+            helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, shape),
+            helper.make_tensor_value_info("INPUT1", TensorProto.FLOAT, shape),
+        ],
+        [
+            helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, shape),
+            helper.make_tensor_value_info("OUTPUT1", TensorProto.FLOAT, shape),
+        ],
+    )
+    save(model(g), "add_sub")
+
+
+def identities() -> None:
+    """identity_<type>: OUTPUT0 = INPUT0, shape [batch, n], both variable."""
+    for name, elem in IDENTITY_TYPES.items():
+        shape = ["batch", "n"]
+        g = helper.make_graph(
+            [helper.make_node("Identity", ["INPUT0"], ["OUTPUT0"])],
+            f"identity_{name}",
+            [helper.make_tensor_value_info("INPUT0", elem, shape)],
+            [helper.make_tensor_value_info("OUTPUT0", elem, shape)],
+        )
+        save(model(g), f"identity_{name}")
+
+
+def var_batch() -> None:
+    """Symbolic batch and length: OUTPUT0 = 2 * INPUT0 [batch, len], OUTPUT1 = row sums [batch, 1]."""
+    g = helper.make_graph(
+        [
+            helper.make_node("Mul", ["INPUT0", "two"], ["OUTPUT0"]),
+            helper.make_node("ReduceSum", ["INPUT0", "axes"], ["OUTPUT1"], keepdims=1),
+        ],
+        "var_batch",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["batch_size", "len"])],
+        [
+            helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, ["batch_size", "len"]),
+            helper.make_tensor_value_info("OUTPUT1", TensorProto.FLOAT, ["batch_size", 1]),
+        ],
+        initializer=[
+            numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), "axes"),
+        ],
+    )
+    save(model(g), "var_batch")
+
+
+def fixed_shape() -> None:
+    """No batch dimension: OUTPUT0 [2,4] = INPUT0 [2,3] @ W [3,4] + b [4]."""
+    w = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5.0) / 4.0
+    b = np.array([0.5, -0.5, 1.0, -1.0], dtype=np.float32)
+    g = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["INPUT0", "W"], ["xw"]),
+            helper.make_node("Add", ["xw", "B"], ["OUTPUT0"]),
+        ],
+        "fixed_shape",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, [2, 4])],
+        initializer=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")],
+    )
+    save(model(g), "fixed_shape")
+
+
+def tiny() -> None:
+    """Overhead benchmarks: OUTPUT0 = INPUT0 + 1, shape [batch, 1]."""
+    g = helper.make_graph(
+        [helper.make_node("Add", ["INPUT0", "one"], ["OUTPUT0"])],
+        "tiny",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["batch", 1])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, ["batch", 1])],
+        initializer=[numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")],
+    )
+    save(model(g), "tiny")
+
+
+def mlp_weight(layer: int, rows: int, cols: int) -> np.ndarray:
+    """The numpy twin of the in-graph weight construction (see mlp())."""
+    k = np.arange(rows * cols, dtype=np.int64)
+    mult = 7919 + 104 * layer
+    v = ((k * mult + 13 * layer) % MLP_MOD).astype(np.float32)
+    scale = np.float32(2.0 / np.sqrt(rows))
+    return ((v / np.float32(MLP_MOD) - np.float32(0.5)) * scale).reshape(rows, cols).astype(np.float32)
+
+
+def mlp_bias(layer: int, n: int) -> np.ndarray:
+    k = np.arange(n, dtype=np.float32)
+    return ((k % np.float32(7)) - np.float32(3)) * np.float32(0.01 * (layer + 1))
+
+
+def mlp_input(batch: int) -> np.ndarray:
+    """The input the tests feed (recomputed there): exact small floats."""
+    i = np.arange(batch, dtype=np.int64)[:, None]
+    j = np.arange(MLP_DIMS[0], dtype=np.int64)[None, :]
+    return (((i * 31 + j * 17) % 13).astype(np.float32) / np.float32(13) - np.float32(0.5)).astype(np.float32)
+
+
+def mlp() -> None:
+    nodes = []
+    inits = []
+    x = "INPUT0"
+    for layer in range(len(MLP_DIMS) - 1):
+        rows, cols = MLP_DIMS[layer], MLP_DIMS[layer + 1]
+        p = f"l{layer}_"
+        mult = 7919 + 104 * layer
+        scale = np.float32(2.0 / np.sqrt(rows))
+        inits += [
+            numpy_helper.from_array(np.array(0, dtype=np.int64), p + "start"),
+            numpy_helper.from_array(np.array(rows * cols, dtype=np.int64), p + "limit"),
+            numpy_helper.from_array(np.array(1, dtype=np.int64), p + "delta"),
+            numpy_helper.from_array(np.array(mult, dtype=np.int64), p + "mult"),
+            numpy_helper.from_array(np.array(13 * layer, dtype=np.int64), p + "offset"),
+            numpy_helper.from_array(np.array(MLP_MOD, dtype=np.int64), p + "mod"),
+            numpy_helper.from_array(np.array(MLP_MOD, dtype=np.float32), p + "modf"),
+            numpy_helper.from_array(np.array(0.5, dtype=np.float32), p + "half"),
+            numpy_helper.from_array(np.array(scale, dtype=np.float32), p + "scale"),
+            numpy_helper.from_array(np.array([rows, cols], dtype=np.int64), p + "shape"),
+            numpy_helper.from_array(mlp_bias(layer, cols), p + "bias"),
+        ]
+        nodes += [
+            helper.make_node("Range", [p + "start", p + "limit", p + "delta"], [p + "k"]),
+            helper.make_node("Mul", [p + "k", p + "mult"], [p + "km"]),
+            helper.make_node("Add", [p + "km", p + "offset"], [p + "kmo"]),
+            helper.make_node("Mod", [p + "kmo", p + "mod"], [p + "r"]),
+            helper.make_node("Cast", [p + "r"], [p + "rf"], to=TensorProto.FLOAT),
+            helper.make_node("Div", [p + "rf", p + "modf"], [p + "u"]),
+            helper.make_node("Sub", [p + "u", p + "half"], [p + "c"]),
+            helper.make_node("Mul", [p + "c", p + "scale"], [p + "wflat"]),
+            helper.make_node("Reshape", [p + "wflat", p + "shape"], [p + "w"]),
+        ]
+        last = layer == len(MLP_DIMS) - 2
+        y = "OUTPUT0" if last else p + "y"
+        if last:
+            nodes.append(helper.make_node("Gemm", [x, p + "w", p + "bias"], [y]))
+        else:
+            nodes.append(helper.make_node("Gemm", [x, p + "w", p + "bias"], [p + "g"]))
+            nodes.append(helper.make_node("Relu", [p + "g"], [y]))
+        x = y
+    g = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["batch", MLP_DIMS[0]])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, ["batch", MLP_DIMS[-1]])],
+        initializer=inits,
+    )
+    save(model(g), "mlp")
+
+    # Reference output for a batch of 2, computed in float64 from the exact
+    # float32 weights, rounded to float32; the tests compare with a tolerance.
+    h = mlp_input(2).astype(np.float64)
+    for layer in range(len(MLP_DIMS) - 1):
+        w = mlp_weight(layer, MLP_DIMS[layer], MLP_DIMS[layer + 1]).astype(np.float64)
+        h = h @ w + mlp_bias(layer, MLP_DIMS[layer + 1]).astype(np.float64)
+        if layer < len(MLP_DIMS) - 2:
+            h = np.maximum(h, 0.0)
+    out = [float(v) for v in h.astype(np.float32).reshape(-1)]
+    with open(os.path.join(HERE, "mlp_expected.json"), "w") as f:
+        json.dump({"batch": 2, "dims": MLP_DIMS, "output": [float(np.float32(v)) for v in out]}, f)
+        f.write("\n")
+
+
+def external_weights() -> None:
+    """A model.onnx directory: model.onnx plus external_weights.bin.
+
+    OUTPUT0 [batch, 8] = INPUT0 [batch, 8] @ W [8, 8] + B [8], W[i][j] = (i * 8 + j) / 64.
+    """
+    w = (np.arange(64, dtype=np.float32).reshape(8, 8) / np.float32(64)).astype(np.float32)
+    b = (np.arange(8, dtype=np.float32) - np.float32(4)).astype(np.float32)
+    g = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["INPUT0", "W"], ["xw"]),
+            helper.make_node("Add", ["xw", "B"], ["OUTPUT0"]),
+        ],
+        "external_weights",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, ["batch", 8])],
+        initializer=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")],
+    )
+    m = model(g)
+    # Move every initializer's bytes into one external file, at fixed offsets.
+    data = bytearray()
+    for t in m.graph.initializer:
+        raw = t.raw_data if t.HasField("raw_data") else numpy_helper.to_array(t).tobytes()
+        while len(data) % 64:
+            data.append(0)
+        offset = len(data)
+        data += raw
+        onnx.external_data_helper.set_external_data(
+            t, location="external_weights.bin", offset=offset, length=len(raw)
+        )
+        t.ClearField("raw_data")
+        t.ClearField("float_data")
+        t.data_location = TensorProto.EXTERNAL
+    d = os.path.join(HERE, "external_weights.onnx")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString(deterministic=True))
+    with open(os.path.join(d, "external_weights.bin"), "wb") as f:
+        f.write(bytes(data))
+
+
+def main() -> None:
+    add_sub()
+    identities()
+    var_batch()
+    fixed_shape()
+    tiny()
+    mlp()
+    external_weights()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core';
+import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature } from './auto-complete.js';
+import { modelConfigOf, parameter, invalidParameter, viewOf } from './config.js';
+import type { ConfigView } from './config.js';
+import { resolveModelFile } from './model-file.js';
+import { OnnxModel } from './onnx-model.js';
+import { RuntimeLoader } from './runtime.js';
+import type { RuntimeKind, RuntimeLoaderOptions } from './runtime.js';
+import { openSession, releaseSession } from './session.js';
+import { signatureOf } from './signature.js';
+
+/** The model config parameter that picks the onnxruntime package for one model. */
+export const RUNTIME_PARAMETER = 'runtime';
+
+export interface OnnxBackendOptions extends RuntimeLoaderOptions {
+  /**
+   * The runtime for models whose config does not choose one (parameter `runtime`):
+   * 'auto' (default) uses onnxruntime-node and falls back to onnxruntime-web when the
+   * native binding cannot load; 'node' and 'web' use that package only.
+   */
+  readonly runtime?: RuntimeKind | 'auto';
+  /** max_batch_size given by auto-complete to a model that can batch (Triton's default-max-batch-size, 4). */
+  readonly defaultMaxBatchSize?: number;
+  /**
+   * Whether a model's instances share one session (per device) unless its config says
+   * otherwise with `share_session_between_instances`. Default true: on this project's
+   * measurements one shared session beats a session per instance (see the README).
+   */
+  readonly shareSessionsBetweenInstances?: boolean;
+}
+
+/**
+ * The ONNX Runtime backend: serves `backend: "onnxruntime"` / `platform:
+ * "onnxruntime_onnx"` models from `model.onnx` (a file, or a directory holding
+ * `model.onnx` and its external data), with onnxruntime-node, or onnxruntime-web
+ * (WebAssembly) where the native binding cannot load or a model asks for it.
+ */
+export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
+  const loader = new RuntimeLoader(options);
+  const defaultRuntime = options.runtime ?? 'auto';
+  const defaultMaxBatchSize = options.defaultMaxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
+  const shareSessions = options.shareSessionsBetweenInstances ?? true;
+
+  const runtimeFor = (config: ConfigView) => loader.select(requestedRuntime(config, defaultRuntime));
+
+  return {
+    name: 'onnxruntime',
+    platforms: ['onnxruntime_onnx'],
+    defaultModelFilename: 'model.onnx',
+
+    async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
+      const view = viewOf(config);
+      const inputs = (view.input?.length ?? 0) + (view.batch_input?.length ?? 0);
+      if (inputs > 0 && (view.output?.length ?? 0) > 0) return config;
+      const name = view.name ?? files.modelDirectory;
+      const { runtime } = await runtimeFor(view);
+      const modelFile = await resolveModelFile(files.modelPath, name);
+      // Only the signature is needed: skip graph optimizations to open it quickly.
+      const session = await openSession(
+        runtime,
+        modelFile,
+        { graphOptimizationLevel: 'disabled', executionProviders: [runtime.cpuProvider], logSeverityLevel: 3 },
+        name,
+      );
+      let completed: ConfigView;
+      try {
+        completed = autoCompleteFromSignature(view, signatureOf(session, name), defaultMaxBatchSize);
+      } finally {
+        await releaseSession(session);
+      }
+      if (!completed.platform && (!completed.backend || completed.backend === 'onnxruntime')) completed = { ...completed, platform: 'onnxruntime_onnx' };
+      if (!completed.backend) completed = { ...completed, backend: 'onnxruntime' };
+      return modelConfigOf(completed);
+    },
+
+    async createModel(context: ModelContext): Promise<BackendModel> {
+      const selected = await runtimeFor(viewOf(context.config));
+      return OnnxModel.load(context, selected, { shareSessions });
+    },
+  };
+}
+
+/** Official backends are loaded by importing the package and calling `createBackend()`. */
+export const createBackend = onnxBackend;
+
+function requestedRuntime(config: ConfigView, fallback: RuntimeKind | 'auto'): RuntimeKind | 'auto' {
+  const value = parameter(config, RUNTIME_PARAMETER);
+  if (value === undefined || value.trim() === '') return fallback;
+  const v = value.trim().toLowerCase();
+  if (v === 'node' || v === 'web' || v === 'auto') return v;
+  throw invalidParameter(config, RUNTIME_PARAMETER, value, '"node" (onnxruntime-node), "web" (onnxruntime-web, WebAssembly) or "auto"');
+}

@@ -1,0 +1,136 @@
+import { readFile } from 'node:fs/promises';
+import { InferenceError } from '@tritium/core';
+import type * as OrtApi from 'onnxruntime-node';
+import { readExternalData } from './model-file.js';
+
+/** Which onnxruntime package serves a model: the native binding or WebAssembly. */
+export type RuntimeKind = 'node' | 'web';
+
+/** The onnxruntime JavaScript API; onnxruntime-node and onnxruntime-web share it (onnxruntime-common). */
+export type Ort = typeof OrtApi;
+export type OrtSession = OrtApi.InferenceSession;
+export type OrtSessionOptions = OrtApi.InferenceSession.SessionOptions;
+export type OrtTensor = OrtApi.Tensor;
+
+/** One loaded onnxruntime package. */
+export interface OrtRuntime {
+  readonly kind: RuntimeKind;
+  readonly ort: Ort;
+  /** e.g. "onnxruntime-node 1.30.0". */
+  readonly label: string;
+  /**
+   * Execution providers the package knows, with whether their binaries are present
+   * (onnxruntime-node lists CUDA and TensorRT but ships them only on some platforms).
+   */
+  readonly providers: ReadonlyMap<string, boolean>;
+  /** The execution provider that runs on the CPU: 'cpu' (native) or 'wasm'. */
+  readonly cpuProvider: string;
+  /** Creates a session from a model file, resolving external data the runtime's way. */
+  createSession(modelFile: string, options: OrtSessionOptions): Promise<OrtSession>;
+}
+
+export interface RuntimeLoaderOptions {
+  /** Loads onnxruntime-node; replaceable so tests (and odd platforms) can make it fail. */
+  readonly loadNative?: () => Promise<unknown>;
+  /** Loads onnxruntime-web. */
+  readonly loadWeb?: () => Promise<unknown>;
+  /**
+   * Where onnxruntime-web finds its .wasm/.mjs files (`env.wasm.wasmPaths`). In Node
+   * it finds them by itself next to its own module file, with no network, so this is
+   * only needed when the package was bundled or moved.
+   */
+  readonly wasmPaths?: string;
+  /** `env.wasm.numThreads` for onnxruntime-web; a process-wide setting. */
+  readonly wasmNumThreads?: number;
+}
+
+/** A runtime, and why another one stands in for the one that was wanted. */
+export interface SelectedRuntime {
+  readonly runtime: OrtRuntime;
+  readonly fallbackReason?: string;
+}
+
+/**
+ * Loads each onnxruntime package once, on first use, and picks one for a model:
+ * the one it asks for, else onnxruntime-node, else (the native binding failing to
+ * load) onnxruntime-web.
+ */
+export class RuntimeLoader {
+  private native?: Promise<OrtRuntime>;
+  private web?: Promise<OrtRuntime>;
+
+  constructor(private readonly options: RuntimeLoaderOptions = {}) {}
+
+  async select(requested: RuntimeKind | 'auto'): Promise<SelectedRuntime> {
+    if (requested === 'web') return { runtime: await this.loadWeb() };
+    if (requested === 'node') return { runtime: await this.loadNative() };
+    try {
+      return { runtime: await this.loadNative() };
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return { runtime: await this.loadWeb(), fallbackReason: reason };
+    }
+  }
+
+  loadNative(): Promise<OrtRuntime> {
+    this.native ??= (async () => {
+      let mod: unknown;
+      try {
+        mod = await (this.options.loadNative ?? (() => import('onnxruntime-node')))();
+      } catch (error) {
+        throw new InferenceError('UNAVAILABLE', `onnxruntime-node cannot load its native binding: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
+      const ort = moduleOf(mod);
+      const providers = new Map<string, boolean>();
+      for (const { name, bundled } of ort.listSupportedBackends?.() ?? [{ name: 'cpu', bundled: true }]) providers.set(name, bundled);
+      return {
+        kind: 'node',
+        ort,
+        label: `onnxruntime-node ${ort.env.versions.node ?? ort.env.versions.common}`,
+        providers,
+        cpuProvider: 'cpu',
+        createSession: (modelFile, options) => ort.InferenceSession.create(modelFile, options),
+      } satisfies OrtRuntime;
+    })();
+    return this.native;
+  }
+
+  loadWeb(): Promise<OrtRuntime> {
+    this.web ??= (async () => {
+      let mod: unknown;
+      try {
+        mod = await (this.options.loadWeb ?? (() => import('onnxruntime-web')))();
+      } catch (error) {
+        throw new InferenceError('UNAVAILABLE', `onnxruntime-web cannot be loaded: ${(error as Error).message}`, { cause: error });
+      }
+      const ort = moduleOf(mod);
+      if (this.options.wasmPaths !== undefined) ort.env.wasm.wasmPaths = this.options.wasmPaths;
+      if (this.options.wasmNumThreads !== undefined) ort.env.wasm.numThreads = this.options.wasmNumThreads;
+      const version = (ort.env.versions as Record<string, string | undefined>).web ?? ort.env.versions.common;
+      return {
+        kind: 'web',
+        ort,
+        label: `onnxruntime-web ${version} (WebAssembly)`,
+        providers: new Map([['wasm', true]]),
+        cpuProvider: 'wasm',
+        // The wasm runtime has no file system of its own: the model and its
+        // external data files are read here and handed over as bytes.
+        createSession: async (modelFile, options) => {
+          const model = await readFile(modelFile);
+          const bytes = new Uint8Array(model.buffer, model.byteOffset, model.byteLength);
+          const externalData = await readExternalData(modelFile, bytes);
+          return ort.InferenceSession.create(bytes, externalData.length > 0 ? { ...options, externalData } : options);
+        },
+      } satisfies OrtRuntime;
+    })();
+    return this.web;
+  }
+}
+
+/** An ESM namespace of a CommonJS package holds the API under `default`. */
+function moduleOf(mod: unknown): Ort {
+  const m = mod as Ort & { default?: Ort };
+  return (m.InferenceSession ? m : m.default) as Ort;
+}

@@ -1,0 +1,74 @@
+import { InferenceError, float32ToFp16Bits } from '@tritium/core';
+import type { DataType, Tensor, TensorData } from '@tritium/core';
+import { dataTypeOfOrt, requireOrtType } from './datatypes.js';
+import type { Ort, OrtTensor } from './runtime.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Wraps a Tritium tensor as an onnxruntime tensor of the runtime's own class. Typed
+ * data is passed as it is (no copy; views into a larger buffer are fine). BYTES
+ * become JavaScript strings, as onnxruntime's JavaScript API has no other string form.
+ */
+export function toOrtTensor(ort: Ort, name: string, tensor: Tensor, shape: readonly number[] = tensor.shape): OrtTensor {
+  const type = requireOrtType(tensor.datatype, `input '${name}'`);
+  if (type === 'string') return new ort.Tensor('string', bytesToStrings(name, tensor.data as TensorData<'BYTES'>), shape);
+  // The typed array already has the element type onnxruntime expects for `type`
+  // (bool: Uint8Array, float16: Uint16Array bits, int64: BigInt64Array, ...).
+  return new ort.Tensor(type as 'float32', tensor.data as Float32Array, shape);
+}
+
+/** Reads an onnxruntime output back as a Tritium tensor of the expected datatype. */
+export function fromOrtTensor(name: string, value: OrtTensor, expected?: DataType): Tensor {
+  const datatype = dataTypeOfOrt(value.type);
+  if (!datatype) throw new InferenceError('INTERNAL', `output '${name}': onnxruntime returned element type '${value.type}', which has no Triton datatype`);
+  if (expected && expected !== datatype) {
+    throw new InferenceError('INTERNAL', `output '${name}': the model produced ${datatype} where the configuration says ${expected}`);
+  }
+  return { datatype, shape: [...value.dims], data: outputData(datatype, value.data) };
+}
+
+function outputData(datatype: DataType, data: unknown): TensorData {
+  if (datatype === 'BYTES') return [...(data as readonly string[])];
+  if (datatype === 'FP16' && !(data instanceof Uint16Array)) {
+    // Runtimes with Float16Array return float16 as numbers; Tritium keeps bits.
+    const values = data as ArrayLike<number>;
+    const bits = new Uint16Array(values.length);
+    for (let i = 0; i < values.length; i++) bits[i] = float32ToFp16Bits(values[i]!);
+    return bits;
+  }
+  return data as TensorData;
+}
+
+/**
+ * Checks that a BYTES tensor can become an onnxruntime string tensor, so that a bad
+ * request fails alone before it is gathered with others.
+ */
+export function checkStringInput(name: string, tensor: Tensor): void {
+  if (tensor.datatype === 'BYTES') bytesToStrings(name, tensor.data as TensorData<'BYTES'>);
+}
+
+function bytesToStrings(name: string, elements: TensorData<'BYTES'>): string[] {
+  const strings = new Array<string>(elements.length);
+  for (let i = 0; i < elements.length; i++) {
+    const element = elements[i]!;
+    let text: string;
+    if (typeof element === 'string') {
+      text = element;
+    } else {
+      try {
+        text = utf8.decode(element);
+      } catch {
+        throw new InferenceError(
+          'INVALID_ARG',
+          `input '${name}': BYTES element ${i} is not UTF-8; onnxruntime's JavaScript API passes string tensors as JavaScript strings, so only UTF-8 text can reach an ONNX model`,
+        );
+      }
+    }
+    if (text.includes('\0')) {
+      throw new InferenceError('INVALID_ARG', `input '${name}': BYTES element ${i} contains a NUL character, which onnxruntime's string tensors cannot hold (they end at the first NUL)`);
+    }
+    strings[i] = text;
+  }
+  return strings;
+}

@@ -1,0 +1,134 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { InferenceError } from '@tritium/core';
+import type { Tensor } from '@tritium/core';
+import { createBackend, onnxBackend } from '../src/index.js';
+import { externalDataLocations } from '../src/model-file.js';
+import { reshapeItems } from '../src/reshape.js';
+import { graphLevel } from '../src/session-options.js';
+import { MODELS, TempRepository, fp32, loadDirect, outputsOf, range, request } from './helpers.js';
+
+let repo: TempRepository;
+beforeAll(async () => {
+  repo = await TempRepository.create();
+});
+afterAll(async () => {
+  await repo.cleanup();
+});
+
+describe('the Backend object', () => {
+  test('names, platform and default file as core expects; createBackend is onnxBackend', () => {
+    const backend = createBackend();
+    expect(backend).toMatchObject({ name: 'onnxruntime', platforms: ['onnxruntime_onnx'], defaultModelFilename: 'model.onnx' });
+    expect(createBackend).toBe(onnxBackend);
+  });
+
+  test('when the native binding cannot load, onnxruntime-web serves and the description says why', async () => {
+    const backend = onnxBackend({ loadNative: () => Promise.reject(new Error('simulated: no binding for this platform')) });
+    const { model, instances } = await loadDirect(backend, repo, 'fallback', 'tiny');
+    expect(model.description).toMatch(/^onnxruntime-web 1\.30\.0 \(WebAssembly\); in place of onnxruntime-node \(onnxruntime-node cannot load its native binding: simulated: no binding for this platform\)/);
+    const [out] = outputsOf(await instances[0]!.execute([request({ INPUT0: fp32([1, 2], [2, 1]) }, ['OUTPUT0'])]));
+    expect(Array.from(out!.OUTPUT0!.data as Float32Array)).toEqual([2, 3]);
+  });
+
+  test('a model that asks for onnxruntime-node when it cannot load is UNAVAILABLE, not silently moved to web', async () => {
+    const backend = onnxBackend({ loadNative: () => Promise.reject(new Error('simulated')) });
+    const error = await loadDirect(backend, repo, 'needs_node', 'tiny', { parameters: { runtime: { string_value: 'node' } } }).catch((e) => e);
+    expect(error).toBeInstanceOf(InferenceError);
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.message).toMatch(/onnxruntime-node cannot load its native binding: simulated/);
+  });
+});
+
+describe('execute()', () => {
+  const backend = onnxBackend();
+
+  test('requests are gathered into one run and each gets its own rows, from views into larger buffers', async () => {
+    const { instances } = await loadDirect(backend, repo, 'gather', 'add_sub', { max_batch_size: 8 });
+    const big = new Float32Array(range(200));
+    const a = (from: number, rows: number): Tensor => ({ datatype: 'FP32', shape: [rows, 16], data: big.subarray(from, from + rows * 16) });
+    const results = outputsOf(
+      await instances[0]!.execute([
+        request({ INPUT0: a(0, 1), INPUT1: a(100, 1) }, ['OUTPUT0']),
+        request({ INPUT0: a(16, 2), INPUT1: a(64, 2) }, ['OUTPUT1']),
+        request({ INPUT0: a(7, 1), INPUT1: a(7, 1) }, ['OUTPUT0', 'OUTPUT1']),
+      ]),
+    );
+    expect(Array.from(results[0]!.OUTPUT0!.data as Float32Array)).toEqual(range(16).map((i) => i + 100 + i));
+    expect(Object.keys(results[1]!)).toEqual(['OUTPUT1']);
+    expect(results[1]!.OUTPUT1!.shape).toEqual([2, 16]);
+    expect(Array.from(results[1]!.OUTPUT1!.data as Float32Array)).toEqual(new Array(32).fill(16 - 64));
+    expect(Array.from(results[2]!.OUTPUT1!.data as Float32Array)).toEqual(new Array(16).fill(0));
+  });
+
+  test('requests whose shapes cannot be stacked run in separate groups', async () => {
+    const { instances } = await loadDirect(backend, repo, 'groups', 'var_batch');
+    const results = outputsOf(
+      await instances[0]!.execute([
+        request({ INPUT0: fp32([1, 2, 3], [1, 3]) }, ['OUTPUT1']),
+        request({ INPUT0: fp32([1, 2], [1, 2]) }, ['OUTPUT1']),
+        request({ INPUT0: fp32([4, 5, 6, 7, 8, 9], [2, 3]) }, ['OUTPUT1']),
+      ]),
+    );
+    expect(results.map((r) => Array.from(r.OUTPUT1!.data as Float32Array))).toEqual([[6], [3], [15, 24]]);
+  });
+
+  test('sequence control inputs count as model inputs and are fed from the request', async () => {
+    const { instances } = await loadDirect(backend, repo, 'controls', 'add_sub', {
+      max_batch_size: 4,
+      input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [16] }],
+      output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [16] }],
+      sequence_batching: { control_input: [{ name: 'INPUT1', control: [{ kind: 'CONTROL_SEQUENCE_START', fp32_false_true: [0, 1] }] }] },
+    });
+    const [ok] = outputsOf(await instances[0]!.execute([request({ INPUT0: fp32(range(16), [1, 16]), INPUT1: fp32(new Array(16).fill(1), [1, 16]) }, ['OUTPUT0'])]));
+    expect(Array.from(ok!.OUTPUT0!.data as Float32Array)).toEqual(range(16, 1));
+    const [missing] = (await instances[0]!.execute([request({ INPUT0: fp32(range(16), [1, 16]) }, ['OUTPUT0'])]))!;
+    expect(missing).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/no sequence control input 'INPUT1'/) });
+  });
+
+  test('a cancelled request is answered CANCELLED and the others run', async () => {
+    const { instances } = await loadDirect(backend, repo, 'cancel', 'tiny');
+    const results = await instances[0]!.execute([
+      request({ INPUT0: fp32([1], [1, 1]) }, ['OUTPUT0'], { cancelled: true }),
+      request({ INPUT0: fp32([5], [1, 1]) }, ['OUTPUT0']),
+    ]);
+    expect(results![0]).toBeInstanceOf(InferenceError);
+    expect((results![0] as InferenceError).code).toBe('CANCELLED');
+    expect(Array.from((results![1] as Record<string, Tensor>).OUTPUT0!.data as Float32Array)).toEqual([6]);
+  });
+
+  test('BYTES that onnxruntime string tensors cannot hold fail that request with INVALID_ARG', async () => {
+    const { instances } = await loadDirect(backend, repo, 'strings', 'identity_string');
+    const bytes = (data: Array<string | Uint8Array>): Tensor => ({ datatype: 'BYTES', shape: [1, data.length], data });
+    const results = await instances[0]!.execute([
+      request({ INPUT0: bytes(['fine']) }, ['OUTPUT0']),
+      request({ INPUT0: bytes(['a\0b']) }, ['OUTPUT0']),
+      request({ INPUT0: bytes([Uint8Array.from([0xff, 0xfe])]) }, ['OUTPUT0']),
+    ]);
+    // Each request is checked before the batch is gathered, so only the bad ones fail.
+    expect((results![0] as Record<string, Tensor>).OUTPUT0!.data).toEqual(['fine']);
+    expect(results![1]).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/BYTES element 0 contains a NUL character/) });
+    expect(results![2]).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/BYTES element 0 is not UTF-8/) });
+  });
+});
+
+describe('helpers', () => {
+  test('graph optimization levels follow Triton: -1 basic, 1 extended, 2 disabled, else all', () => {
+    expect([-1, 0, 1, 2, 3, undefined].map(graphLevel)).toEqual(['basic', 'all', 'extended', 'disabled', 'all', 'all']);
+  });
+
+  test('external data locations are found in a serialized model', async () => {
+    const model = await readFile(join(MODELS, 'external_weights.onnx', 'model.onnx'));
+    expect(externalDataLocations(model)).toEqual(['external_weights.bin']);
+    expect(externalDataLocations(await readFile(join(MODELS, 'add_sub.onnx')))).toEqual([]);
+  });
+
+  test('reshapeItems keeps the batch dimension and solves one -1', () => {
+    expect(reshapeItems([3, 4, 4], true, [16], 'x')).toEqual([3, 16]);
+    expect(reshapeItems([3, 1], true, [], 'x')).toEqual([3]);
+    expect(reshapeItems([2, 6], false, [3, -1], 'x')).toEqual([3, 4]);
+    expect(reshapeItems([5, 16], true, [-1], 'x')).toEqual([5, 16]);
+    expect(() => reshapeItems([2, 5], true, [3], 'input X')).toThrow(/input X: cannot reshape \[5\] to \[3\]/);
+  });
+});

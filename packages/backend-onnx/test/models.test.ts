@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Tensor } from '@tritium/core';
+import { ServerHarness } from './server-harness.js';
+import { fp32, mlpExpected, mlpInput, range } from './helpers.js';
+
+/** Triton's `simple` example config, for the add_sub model. */
+const ADD_SUB_CONFIG = (name: string, extra = '') => `
+name: "${name}"
+platform: "onnxruntime_onnx"
+max_batch_size: 8
+input [
+  { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] },
+  { name: "INPUT1" data_type: TYPE_FP32 dims: [ 16 ] }
+]
+output [
+  { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] },
+  { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 16 ] }
+]
+dynamic_batching { max_queue_delay_microseconds: 2000 }
+${extra}
+`;
+
+const values = (t: Tensor | undefined) => Array.from(t!.data as Float32Array);
+
+function closeTo(actual: ArrayLike<number>, expected: ArrayLike<number>, tolerance: number): void {
+  expect(actual.length).toBe(expected.length);
+  let worst = 0;
+  for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(actual[i]! - expected[i]!) / Math.max(1, Math.abs(expected[i]!)));
+  expect(worst).toBeLessThan(tolerance);
+}
+
+async function addSubRoundTrip(harness: ServerHarness, model: string, rows: number, seed: number): Promise<void> {
+  const a = range(rows * 16, seed);
+  const b = range(rows * 16, 1000 - seed, -3);
+  const out = await harness.infer(model, { INPUT0: fp32(a, [rows, 16]), INPUT1: fp32(b, [rows, 16]) });
+  expect(out.OUTPUT0!.shape).toEqual([rows, 16]);
+  expect(values(out.OUTPUT0)).toEqual(a.map((x, i) => x + b[i]!));
+  expect(values(out.OUTPUT1)).toEqual(a.map((x, i) => x - b[i]!));
+}
+
+describe('ONNX models through the server (onnxruntime-node)', () => {
+  let harness: ServerHarness;
+  beforeAll(async () => {
+    harness = await ServerHarness.start({
+      add_sub: { artifact: 'add_sub', config: ADD_SUB_CONFIG('add_sub') },
+      add_sub_auto: { artifact: 'add_sub' },
+      add_sub_x3: { artifact: 'add_sub', config: ADD_SUB_CONFIG('add_sub_x3', 'instance_group [ { count: 3 kind: KIND_CPU } ]') },
+      add_sub_x3_own: {
+        artifact: 'add_sub',
+        config: ADD_SUB_CONFIG(
+          'add_sub_x3_own',
+          'instance_group [ { count: 3 kind: KIND_CPU } ]\nparameters { key: "share_session_between_instances" value { string_value: "false" } }',
+        ),
+      },
+      fixed_shape: { artifact: 'fixed_shape' },
+      var_batch: { artifact: 'var_batch' },
+      tiny: { artifact: 'tiny' },
+      mlp: { artifact: 'mlp' },
+      external_weights: { artifact: 'external_weights' },
+    });
+  });
+  afterAll(async () => {
+    await harness?.stop();
+  });
+
+  test('add_sub: OUTPUT0 = a + b, OUTPUT1 = a - b; the description names the runtime', async () => {
+    expect(await harness.state('add_sub')).toEqual({ state: 'READY', reason: expect.stringMatching(/^onnxruntime-node 1\.30\.0; one session shared by all instances$/) });
+    await addSubRoundTrip(harness, 'add_sub', 1, 0);
+    await addSubRoundTrip(harness, 'add_sub', 8, 5);
+  });
+
+  test('only the requested outputs come back', async () => {
+    const out = await harness.infer('add_sub', { INPUT0: fp32(range(16), [1, 16]), INPUT1: fp32(range(16), [1, 16]) }, ['OUTPUT1']);
+    expect(Object.keys(out)).toEqual(['OUTPUT1']);
+    expect(values(out.OUTPUT1)).toEqual(new Array(16).fill(0));
+  });
+
+  test('concurrent requests are gathered into batches and scattered back correctly', async () => {
+    await Promise.all(range(24).map((i) => addSubRoundTrip(harness, 'add_sub', 1 + (i % 3), i * 7)));
+    // Requests hold 1 to 3 rows: an execution of more rows ran several requests at once.
+    const [stats] = harness.server.statistics('add_sub').model_stats;
+    expect(stats!.batch_stats.some((b) => b.batch_size > 3)).toBe(true);
+  });
+
+  test('auto-complete through the server: batching add_sub gets max_batch_size 4 and dynamic batching', async () => {
+    const config = await harness.server.modelConfig('add_sub_auto');
+    expect(config).toMatchObject({ max_batch_size: 4, dynamic_batching: expect.any(Object), platform: 'onnxruntime_onnx', backend: 'onnxruntime' });
+    expect(config.input?.map((i) => [i.name, i.data_type, i.dims])).toEqual([
+      ['INPUT0', 'TYPE_FP32', [16]],
+      ['INPUT1', 'TYPE_FP32', [16]],
+    ]);
+    await addSubRoundTrip(harness, 'add_sub_auto', 4, 3);
+  });
+
+  test('instance_group count 3, sharing one session (the default) or a session each', async () => {
+    expect((await harness.state('add_sub_x3')).reason).toMatch(/one session shared by all instances/);
+    expect((await harness.state('add_sub_x3_own')).reason).toMatch(/one session per instance/);
+    await Promise.all(range(30).map((i) => addSubRoundTrip(harness, 'add_sub_x3', 1 + (i % 4), i)));
+    await Promise.all(range(30).map((i) => addSubRoundTrip(harness, 'add_sub_x3_own', 1 + (i % 4), i)));
+  });
+
+  test('a model without a batch dimension (fixed shape [2,3] -> [2,4])', async () => {
+    const config = await harness.server.modelConfig('fixed_shape');
+    expect(config.max_batch_size ?? 0).toBe(0);
+    const x = [1, 2, 3, -1, 0.5, 4];
+    const out = await harness.infer('fixed_shape', { INPUT0: fp32(x, [2, 3]) });
+    const w = (i: number, j: number) => (i * 4 + j - 5) / 4;
+    const b = [0.5, -0.5, 1, -1];
+    const expected = range(8).map((k) => {
+      const [r, c] = [Math.floor(k / 4), k % 4];
+      return range(3).reduce((sum, i) => sum + x[r * 3 + i]! * w(i, c), b[c]!);
+    });
+    expect(out.OUTPUT0!.shape).toEqual([2, 4]);
+    closeTo(values(out.OUTPUT0), expected, 1e-6);
+  });
+
+  test('a model with a variable batch and a variable length', async () => {
+    const run = async (rows: number, len: number, seed: number) => {
+      const x = range(rows * len, seed, 0.5);
+      const out = await harness.infer('var_batch', { INPUT0: fp32(x, [rows, len]) });
+      expect(out.OUTPUT0!.shape).toEqual([rows, len]);
+      expect(values(out.OUTPUT0)).toEqual(x.map((v) => 2 * v));
+      expect(out.OUTPUT1!.shape).toEqual([rows, 1]);
+      expect(values(out.OUTPUT1)).toEqual(range(rows).map((r) => x.slice(r * len, (r + 1) * len).reduce((s, v) => s + v, 0)));
+    };
+    // Different lengths cannot share a batch; the backend runs each shape group apart.
+    await Promise.all([run(2, 5, 0), run(1, 7, 3), run(3, 5, 9), run(1, 1, -4)]);
+  });
+
+  test('tiny: INPUT0 + 1', async () => {
+    const out = await harness.infer('tiny', { INPUT0: fp32([1, 2, 3], [3, 1]) });
+    expect(values(out.OUTPUT0)).toEqual([2, 3, 4]);
+  });
+
+  test('the MLP matches its float64 reference', async () => {
+    const expected = await mlpExpected();
+    const out = await harness.infer('mlp', { INPUT0: fp32(mlpInput(expected.batch), [expected.batch, 256]) });
+    expect(out.OUTPUT0!.shape).toEqual([expected.batch, 256]);
+    closeTo(values(out.OUTPUT0), expected.output, 1e-4);
+  });
+
+  test('external weights in a model.onnx directory', async () => {
+    const out = await harness.infer('external_weights', { INPUT0: fp32([1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0], [2, 8]) });
+    // Row of ones: column sums of W[i][j] = (8i + j) / 64, plus B[j] = j - 4; unit row 1: W[1][j] + B[j].
+    const ones = range(8).map((j) => range(8).reduce((s, i) => s + (8 * i + j) / 64, 0) + j - 4);
+    const unit = range(8).map((j) => (8 + j) / 64 + j - 4);
+    expect(values(out.OUTPUT0)).toEqual([...ones, ...unit]);
+  });
+});
+
+describe('onnxruntime-web gives the same numbers as onnxruntime-node', () => {
+  let harness: ServerHarness;
+  const web = 'parameters { key: "runtime" value { string_value: "web" } }';
+  beforeAll(async () => {
+    harness = await ServerHarness.start({
+      add_sub_web: { artifact: 'add_sub', config: ADD_SUB_CONFIG('add_sub_web', web) },
+      mlp_node: { artifact: 'mlp', config: 'name: "mlp_node"\nbackend: "onnxruntime"' },
+      mlp_web: { artifact: 'mlp', config: `name: "mlp_web"\nbackend: "onnxruntime"\n${web}` },
+      external_web: { artifact: 'external_weights', config: `name: "external_web"\nbackend: "onnxruntime"\n${web}` },
+      external_node: { artifact: 'external_weights', config: 'name: "external_node"\nbackend: "onnxruntime"' },
+    });
+  });
+  afterAll(async () => {
+    await harness?.stop();
+  });
+
+  test('the model parameter `runtime: web` selects onnxruntime-web, and the description says so', async () => {
+    expect((await harness.state('mlp_web')).reason).toMatch(/^onnxruntime-web 1\.30\.0 \(WebAssembly\)/);
+    expect((await harness.state('mlp_node')).reason).toMatch(/^onnxruntime-node/);
+    await addSubRoundTrip(harness, 'add_sub_web', 3, 11);
+    await Promise.all(range(10).map((i) => addSubRoundTrip(harness, 'add_sub_web', 1 + (i % 2), i)));
+  });
+
+  test('MLP and external weights: web equals native', async () => {
+    const x = { INPUT0: fp32(mlpInput(4), [4, 256]) };
+    const [native, wasm] = await Promise.all([harness.infer('mlp_node', x), harness.infer('mlp_web', x)]);
+    closeTo(values(wasm.OUTPUT0), values(native.OUTPUT0), 1e-5);
+    const e = { INPUT0: fp32(range(24, -3, 0.25), [3, 8]) };
+    const [en, ew] = await Promise.all([harness.infer('external_node', e), harness.infer('external_web', e)]);
+    closeTo(values(ew.OUTPUT0), values(en.OUTPUT0), 1e-6);
+  });
+});
+
+describe('models that cannot load are UNAVAILABLE with the reason', () => {
+  let harness: ServerHarness;
+  beforeAll(async () => {
+    harness = await ServerHarness.start({
+      good: { artifact: 'tiny' },
+      corrupt: { artifact: new Uint8Array(256).map((_, i) => (i * 37 + 11) & 0xff), config: 'name: "corrupt"\nplatform: "onnxruntime_onnx"' },
+      corrupt_complete: {
+        artifact: new TextEncoder().encode('garbage'),
+        config: 'name: "corrupt_complete"\nbackend: "onnxruntime"\ninput [{ name: "INPUT0" data_type: TYPE_FP32 dims: [1] }]\noutput [{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [1] }]',
+      },
+      missing: { artifact: null, config: 'name: "missing"\nplatform: "onnxruntime_onnx"' },
+      mismatch: { artifact: 'add_sub', config: ADD_SUB_CONFIG('mismatch').replace('name: "INPUT1" data_type: TYPE_FP32', 'name: "INPUT1" data_type: TYPE_INT64') },
+    });
+  });
+  afterAll(async () => {
+    await harness?.stop();
+  });
+
+  test('garbage bytes carry onnxruntime\'s reason', async () => {
+    for (const model of ['corrupt', 'corrupt_complete']) {
+      const state = await harness.state(model);
+      expect(state.state).toBe('UNAVAILABLE');
+      expect(state.reason).toMatch(/onnxruntime-node 1\.30\.0 cannot load '.*model\.onnx': /);
+    }
+  });
+
+  test('a missing model.onnx', async () => {
+    const state = await harness.state('missing');
+    expect(state.state).toBe('UNAVAILABLE');
+    expect(state.reason).toMatch(/unable to find '.*missing\/1\/model\.onnx'/);
+  });
+
+  test('a config that contradicts the model names both sides', async () => {
+    const state = await harness.state('mismatch');
+    expect(state.state).toBe('UNAVAILABLE');
+    expect(state.reason).toMatch(/configuration expects datatype TYPE_INT64 for input 'INPUT1', model provides TYPE_FP32/);
+  });
+
+  test('the other models still serve', async () => {
+    expect((await harness.state('good')).state).toBe('READY');
+    expect(values((await harness.infer('good', { INPUT0: fp32([41], [1, 1]) })).OUTPUT0)).toEqual([42]);
+  });
+});
