@@ -18,6 +18,8 @@ export class OnnxInstance implements BackendInstance {
   private readonly inputs: readonly ConfigTensor[];
   private readonly controls: readonly string[];
   private readonly outputs: ReadonlyMap<string, ConfigTensor>;
+  /** BYTES inputs, checked per request so that one bad string fails its own request alone. */
+  private readonly stringInputs: readonly string[];
 
   constructor(
     config: ConfigView,
@@ -30,23 +32,28 @@ export class OnnxInstance implements BackendInstance {
     this.inputs = config.input ?? [];
     this.controls = controlInputNames(config);
     this.outputs = new Map((config.output ?? []).map((o) => [o.name, o]));
+    this.stringInputs = this.inputs.filter((i) => i.data_type === 'TYPE_STRING').map((i) => i.name);
   }
 
   async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
     const results: Array<Record<string, Tensor> | Error> = new Array(requests.length);
     const live: number[] = [];
-    requests.forEach((request, i) => {
+    for (let i = 0; i < requests.length; i++) {
+      const request = requests[i]!;
       if (request.isCancelled) {
         results[i] = new InferenceError('CANCELLED', `request '${request.id}' was cancelled before it ran`);
-        return;
+        continue;
       }
       try {
-        for (const [name, tensor] of Object.entries(request.inputs)) checkStringInput(name, tensor);
+        for (const name of this.stringInputs) {
+          const tensor = request.inputs[name];
+          if (tensor) checkStringInput(name, tensor);
+        }
         live.push(i);
       } catch (error) {
         results[i] = InferenceError.from(error, 'INVALID_ARG', `request '${request.id}'`);
       }
-    });
+    }
     for (const group of this.groups(requests, live)) {
       const batch = group.map((i) => requests[i]!);
       try {
@@ -66,7 +73,7 @@ export class OnnxInstance implements BackendInstance {
 
   /** Splits request indices into groups that can run as one batch: same item shapes and datatypes. */
   private groups(requests: readonly BackendRequest[], indices: readonly number[]): number[][] {
-    if (!this.batching) return indices.map((i) => [i]);
+    if (!this.batching || indices.length <= 1) return indices.map((i) => [i]);
     const byKey = new Map<string, number[]>();
     for (const i of indices) {
       const request = requests[i]!;
@@ -84,52 +91,50 @@ export class OnnxInstance implements BackendInstance {
     return [...byKey.values()];
   }
 
-  /** Runs one compatible batch and returns each request's requested outputs. */
+  /**
+   * Runs one compatible batch and returns each request's outputs. Inputs arrive in
+   * the config's `reshape` shape already (the server applies it at the door); outputs
+   * are given the config's `dims` here. The server keeps only the outputs each request
+   * asked for.
+   */
   private async run(batch: readonly BackendRequest[]): Promise<Array<Record<string, Tensor>>> {
     const { ort } = this.runtime;
+    const first = batch[0]!;
     const feeds: Record<string, OrtTensor> = {};
     for (const name of this.controls) {
-      if (!(name in batch[0]!.inputs)) {
-        throw new InferenceError('INVALID_ARG', `request '${batch[0]!.id}' has no sequence control input '${name}' (the sequence batcher provides it)`);
+      if (!(name in first.inputs)) {
+        throw new InferenceError('INVALID_ARG', `request '${first.id}' has no sequence control input '${name}' (the sequence batcher provides it)`);
       }
-      const tensor = this.batching ? gatherBatchInput(batch, name) : batch[0]!.inputs[name]!;
-      feeds[name] = toOrtTensor(ort, name, tensor);
+      feeds[name] = toOrtTensor(ort, name, gatherBatchInput(batch, name));
     }
     for (const input of this.inputs) {
-      if (!(input.name in batch[0]!.inputs)) {
+      if (!(input.name in first.inputs)) {
         if (input.optional) continue;
-        throw new InferenceError('INVALID_ARG', `request '${batch[0]!.id}' has no input '${input.name}'`);
+        throw new InferenceError('INVALID_ARG', `request '${first.id}' has no input '${input.name}'`);
       }
-      const tensor = this.batching ? gatherBatchInput(batch, input.name) : batch[0]!.inputs[input.name]!;
-      const shape = input.reshape ? reshapeItems(tensor.shape, this.batching, input.reshape.shape ?? [], `input '${input.name}'`) : tensor.shape;
-      feeds[input.name] = toOrtTensor(ort, input.name, tensor, shape);
+      feeds[input.name] = toOrtTensor(ort, input.name, gatherBatchInput(batch, input.name));
     }
 
-    const wanted = new Set<string>();
-    for (const request of batch) for (const name of request.requestedOutputs) wanted.add(name);
-    const fetches = [...wanted].filter((name) => this.outputs.has(name));
-    const results = await this.session.run(feeds, fetches);
-
+    const results = await this.session.run(feeds, fetchesOf(batch));
     const outputs: Record<string, Tensor> = {};
-    for (const name of fetches) {
-      const value = results[name];
-      if (!value) throw new InferenceError('INTERNAL', `onnxruntime returned no output '${name}'`);
+    for (const name in results) {
       const config = this.outputs.get(name)!;
-      const tensor = fromOrtTensor(name, value as OrtTensor, expectedType(config));
+      const tensor = fromOrtTensor(name, results[name] as OrtTensor, expectedType(config));
       if (config.reshape) tensor.shape = reshapeItems(tensor.shape, this.batching, config.dims ?? [], `output '${name}'`);
       outputs[name] = tensor;
     }
-    const perRequest = this.batching ? scatterBatchOutputs(batch, outputs) : [outputs];
-    return perRequest.map((all, k) => pick(all, batch[k]!.requestedOutputs));
+    return batch.length === 1 ? [outputs] : scatterBatchOutputs(batch, outputs);
   }
+}
+
+/** The outputs a batch asked for (already checked against the config by the server). */
+function fetchesOf(batch: readonly BackendRequest[]): readonly string[] {
+  if (batch.length === 1) return batch[0]!.requestedOutputs;
+  const wanted = new Set<string>();
+  for (const request of batch) for (const name of request.requestedOutputs) wanted.add(name);
+  return [...wanted];
 }
 
 function expectedType(output: ConfigTensor): DataType | undefined {
   return output.data_type ? dataTypeFromConfig(output.data_type) : undefined;
-}
-
-function pick(outputs: Record<string, Tensor>, names: readonly string[]): Record<string, Tensor> {
-  const picked: Record<string, Tensor> = {};
-  for (const name of names) if (outputs[name]) picked[name] = outputs[name];
-  return picked;
 }

@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
-import type { ValidatedRequest } from '../scheduling/inference-request.js';
+import type { RequestParameters, ValidatedRequest } from '../scheduling/inference-request.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
 import { elementCount, shapeToString } from '../tensor/shape.js';
 import { toTensor, type Tensor, type TensorInput } from '../tensor/tensor.js';
@@ -15,6 +15,7 @@ interface InputSpec {
 }
 
 let nextRequestId = 0;
+const NO_PARAMETERS: RequestParameters = Object.freeze({});
 
 /**
  * The one check at the door: a request is compared with its model's config once,
@@ -73,7 +74,7 @@ export class RequestValidator {
       inputs,
       requestedOutputs: request.outputs ? this.checkOutputs(request.outputs) : this.allOutputs,
       batchSize: batchSize === -1 ? 1 : batchSize,
-      parameters: request.parameters ?? {},
+      parameters: request.parameters ?? NO_PARAMETERS,
       priority: nonNegative('priority', request.priority, this),
       timeoutMicroseconds: nonNegative('timeoutMicroseconds', request.timeoutMicroseconds, this),
       signal: request.signal,

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Backend, BackendInstance, BackendModel, ModelContext } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import { ModelStatisticsRecorder } from '../observability/statistics.js';

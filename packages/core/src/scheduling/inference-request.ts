@@ -1,7 +1,8 @@
+import { performance } from 'node:perf_hooks';
 import type { BackendRequest } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
-import { ResponseChannel, type ResponseSink } from './response-channel.js';
+import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
 
 export type RequestParameters = Readonly<Record<string, string | number | boolean>>;
 
@@ -29,7 +30,7 @@ export interface ValidatedRequest {
  * cancellation (AbortSignal) and deadline: either fails it at once, and a scheduler
  * skips a request whose response has already ended.
  */
-export class InferenceRequest implements BackendRequest {
+export class InferenceRequest implements BackendRequest, ResponseOwner {
   readonly response: ResponseChannel;
   readonly inputs: Record<string, Tensor>;
   readonly requestedOutputs: readonly string[];
@@ -52,7 +53,7 @@ export class InferenceRequest implements BackendRequest {
     readonly modelVersion: number,
     request: ValidatedRequest,
     sink: ResponseSink,
-    onEnd: (request: InferenceRequest, error?: InferenceError) => void,
+    private readonly onEnd: (request: InferenceRequest, error?: InferenceError) => void,
   ) {
     this.id = request.id;
     this.inputs = request.inputs;
@@ -61,10 +62,7 @@ export class InferenceRequest implements BackendRequest {
     this.parameters = request.parameters;
     this.priority = request.priority;
     this.sequence = request.sequence;
-    this.response = new ResponseChannel(sink, request.requestedOutputs, () => this.describe(), (error) => {
-      this.disarm();
-      onEnd(this, error);
-    });
+    this.response = new ResponseChannel(sink, request.requestedOutputs, this);
     this.signal = request.signal;
     if (this.signal) {
       if (this.signal.aborted) throw this.cancellation();
@@ -93,12 +91,14 @@ export class InferenceRequest implements BackendRequest {
     return `model '${this.modelName}' version ${this.modelVersion} request '${this.id}'`;
   }
 
-  private cancellation(): InferenceError {
-    return new InferenceError('CANCELLED', `${this.describe()}: cancelled by the caller`);
-  }
-
-  private disarm(): void {
+  /** Called once by the response channel when the last response or an error went out. */
+  responseEnded(error?: InferenceError): void {
     if (this.timer) clearTimeout(this.timer);
     if (this.abortListener) this.signal?.removeEventListener('abort', this.abortListener);
+    this.onEnd(this, error);
+  }
+
+  private cancellation(): InferenceError {
+    return new InferenceError('CANCELLED', `${this.describe()}: cancelled by the caller`);
   }
 }

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { BackendInstance, ExecuteResult } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import type { ModelStatisticsRecorder } from '../observability/statistics.js';
@@ -16,18 +17,24 @@ export class InstanceRunner {
     private readonly statistics: ModelStatisticsRecorder,
   ) {}
 
-  private running: Promise<void> | undefined;
+  private busy = false;
+  private idleWaiters: Array<() => void> = [];
 
   /** Resolves when no execution is running on this instance. */
   idle(): Promise<void> {
-    return this.running ?? Promise.resolve();
+    if (!this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  run(requests: InferenceRequest[]): Promise<void> {
-    this.running = this.execute(requests).finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+  /** Executes a batch; never rejects (failures go to the requests). */
+  async run(requests: InferenceRequest[]): Promise<void> {
+    this.busy = true;
+    try {
+      await this.execute(requests);
+    } finally {
+      this.busy = false;
+      if (this.idleWaiters.length > 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
   }
 
   private async execute(requests: InferenceRequest[]): Promise<void> {

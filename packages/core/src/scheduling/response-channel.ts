@@ -9,6 +9,12 @@ export interface ResponseSink {
   error(error: InferenceError): void;
 }
 
+/** The request a channel answers for. */
+export interface ResponseOwner {
+  describe(): string;
+  responseEnded(error?: InferenceError): void;
+}
+
 /**
  * A request's response sender. Keeps only the requested outputs, refuses a response
  * that lacks one, and ignores whatever a backend sends after the stream ended
@@ -20,8 +26,7 @@ export class ResponseChannel implements ResponseSender {
   constructor(
     private readonly sink: ResponseSink,
     private readonly requestedOutputs: readonly string[],
-    private readonly describe: () => string,
-    private readonly onEnd: (error?: InferenceError) => void,
+    private readonly owner: ResponseOwner,
   ) {}
 
   get isEnded(): boolean {
@@ -34,7 +39,7 @@ export class ResponseChannel implements ResponseSender {
     for (const name of this.requestedOutputs) {
       const tensor = outputs[name];
       if (tensor === undefined) {
-        this.fail(new InferenceError('INTERNAL', `${this.describe()}: backend produced no output '${name}'`));
+        this.fail(new InferenceError('INTERNAL', `${this.owner.describe()}: backend produced no output '${name}'`));
         return;
       }
       selected[name] = tensor;
@@ -47,14 +52,14 @@ export class ResponseChannel implements ResponseSender {
     if (this.ended) return;
     this.ended = true;
     this.sink.end();
-    this.onEnd();
+    this.owner.responseEnded();
   }
 
   fail(error: unknown): void {
     if (this.ended) return;
     this.ended = true;
-    const failure = InferenceError.from(error, 'INTERNAL', this.describe());
+    const failure = InferenceError.from(error, 'INTERNAL', this.owner.describe());
     this.sink.error(failure);
-    this.onEnd(failure);
+    this.owner.responseEnded(failure);
   }
 }
