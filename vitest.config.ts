@@ -16,5 +16,6 @@ export default defineConfig({
     include: ['packages/*/test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 20000,
     pool: 'forks',
+    reporters: ['default', './scripts/summary-reporter.ts'],
   },
 });
