@@ -6,7 +6,7 @@ import { ModelManager } from './model/model-manager.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
 import { fingerprintDirectory } from './repository/fingerprint.js';
-import { ModelRepository, type RepositoryScan } from './repository/model-repository.js';
+import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
 import { RepositoryPoller } from './repository/repository-poller.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
 import { dataTypeFromConfig } from './tensor/datatype.js';
@@ -25,6 +25,7 @@ import type {
 import { VERSION } from './version.js';
 
 const CONTROL_MODES: readonly ModelControlMode[] = ['none', 'poll', 'explicit'];
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The embedded inference server: reads a Triton-style model repository, loads models
@@ -42,9 +43,9 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     private readonly registry: BackendRegistry,
   ) {
     super();
-    this.manager = new ModelManager(repository, registry, {
+    this.manager = new ModelManager(registry, {
       exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
-      onStateChange: (entry) => this.emit('modelStateChanged', entry),
+      onStateChange: (entry) => this.notify(entry),
     });
     if (mode === 'poll') this.poller = new RepositoryPoller(options.pollIntervalMs ?? 15_000, () => this.syncRepository());
   }
@@ -62,12 +63,14 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     if (options.startupModels && mode !== 'explicit') {
       throw new InferenceError('INVALID_ARG', '`startupModels` applies only to modelControlMode "explicit"');
     }
+    checkDuration('pollIntervalMs', options.pollIntervalMs);
+    checkDuration('exitTimeoutMs', options.exitTimeoutMs);
     const repository = new ModelRepository(paths, { configName: options.modelConfigName });
     const server = new InferenceServer(options, mode, repository, new BackendRegistry(options.backends ?? []));
     try {
       await server.loadAtStartup();
     } catch (error) {
-      await server.stop();
+      await server.stop().catch(() => {});
       throw error;
     }
     server.poller?.start();
@@ -112,12 +115,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   async loadModel(name: string, options: LoadModelOptions = {}): Promise<void> {
     this.assertRunning();
     this.assertExplicit('load');
-    const scan = await this.repository.scan();
-    const conflict = scan.conflicts.get(name);
-    if (conflict) throw new InferenceError('INVALID_ARG', conflict);
-    const source = scan.models.get(name);
-    if (!source) throw new InferenceError('NOT_FOUND', `model '${name}' is not in the model repository`);
-    await this.manager.load(source, options.config);
+    await this.manager.load(name, () => this.locate(name), options.config);
   }
 
   /** Explicit mode: unloads a model once its in-flight requests finish (up to exitTimeoutMs). */
@@ -224,48 +222,70 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     }
   }
 
+  /** Finds a model's directory, refusing a name that is in two repositories. */
+  private async locate(name: string, scan?: RepositoryScan): Promise<ModelSource> {
+    scan ??= await this.repository.scan();
+    const conflict = scan.conflicts.get(name);
+    if (conflict) throw new InferenceError('INVALID_ARG', conflict);
+    const source = scan.models.get(name);
+    if (!source) throw new InferenceError('NOT_FOUND', `model '${name}' is not in the model repository`);
+    return source;
+  }
+
+  /** A listener that throws must not break a load or unload: it is reported as a warning. */
+  private notify(entry: ModelIndexEntry): void {
+    try {
+      this.emit('modelStateChanged', entry);
+    } catch (error) {
+      process.emitWarning(`a modelStateChanged listener threw: ${String(error)}`, 'TritiumWarning');
+    }
+  }
+
   private async loadAtStartup(): Promise<void> {
     const scan = await this.repository.scan();
-    let names: string[];
-    if (this.mode !== 'explicit') names = [...scan.models.keys(), ...scan.conflicts.keys()];
-    else if (this.options.startupModels?.includes('*')) names = [...scan.models.keys(), ...scan.conflicts.keys()];
-    else names = [...(this.options.startupModels ?? [])];
+    const loadAll = this.mode !== 'explicit' || this.options.startupModels?.includes('*');
+    const names = loadAll ? [...scan.models.keys(), ...scan.conflicts.keys()] : [...(this.options.startupModels ?? [])];
     const failures = await this.loadAll(scan, names);
     if (failures.length && this.options.continueOnLoadError === false) {
       throw new InferenceError('UNAVAILABLE', `models failed to load: ${failures.map((f) => f.message).join('; ')}`);
     }
   }
 
-  /** Poll mode: loads new and changed models, unloads removed ones. */
+  /** Poll mode: loads new and changed models, unloads removed ones, refuses names found twice. */
   private async syncRepository(): Promise<void> {
     const scan = await this.repository.scan().catch(() => undefined);
     if (!scan) return;
     const changed: string[] = [];
     for (const [name, source] of scan.models) {
-      const fingerprint = await fingerprintDirectory(source.directory);
-      if (fingerprint !== this.manager.fingerprint(name)) changed.push(name);
+      if ((await fingerprintDirectory(source.directory)) !== this.manager.fingerprint(name)) changed.push(name);
     }
-    await this.loadAll(scan, changed);
+    await this.loadAll(scan, [...changed, ...scan.conflicts.keys()]);
     for (const name of this.manager.managedNames()) {
-      if (!scan.models.has(name) && !scan.conflicts.has(name)) await this.manager.unload(name).catch(() => {});
+      if (this.manager.isServing(name) && !scan.models.has(name) && !scan.conflicts.has(name)) {
+        await this.manager.unload(name).catch(() => {});
+      }
     }
   }
 
+  /** Loads each named model (refusing conflicts); returns the failures, which also show in the index. */
   private async loadAll(scan: RepositoryScan, names: readonly string[]): Promise<InferenceError[]> {
     const failures: InferenceError[] = [];
     await Promise.all(
       names.map(async (name) => {
         const conflict = scan.conflicts.get(name);
-        const source = scan.models.get(name);
-        if (conflict || !source) {
-          const reason = conflict ?? `model '${name}' is not in the model repository`;
-          this.manager.refuse(name, reason);
-          failures.push(new InferenceError('NOT_FOUND', reason));
-          return;
-        }
-        await this.manager.load(source).catch((error) => failures.push(InferenceError.from(error)));
+        const work = conflict ? this.manager.refuse(name, conflict) : this.manager.load(name, () => this.locate(name, scan));
+        await work.catch((error) => failures.push(InferenceError.from(error)));
+        if (conflict) failures.push(new InferenceError('INVALID_ARG', conflict));
       }),
     );
     return failures;
+  }
+}
+
+/** Timer lengths must be finite and fit setTimeout (which fires at once past 2^31-1 ms). */
+function checkDuration(field: string, value: number | undefined): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new InferenceError('INVALID_ARG', `\`${field}\` must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
   }
 }

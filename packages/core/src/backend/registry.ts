@@ -1,31 +1,15 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ModelConfig } from '../config/schema.js';
+import { BACKEND_MODEL_FILES } from '../config/platforms.js';
 import { InferenceError } from '../errors.js';
 import type { Backend } from './backend.js';
-
-/** Triton's legacy platform names and the backend that serves each. */
-const PLATFORM_BACKENDS: Readonly<Record<string, string>> = {
-  onnxruntime_onnx: 'onnxruntime',
-  tensorrt_plan: 'tensorrt',
-  pytorch_libtorch: 'pytorch',
-  tensorflow_graphdef: 'tensorflow',
-  tensorflow_savedmodel: 'tensorflow',
-};
 
 /** Official backends, loaded on first use when installed but not passed to the server. */
 const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {
   onnxruntime: '@tritium/backend-onnx',
   python: '@tritium/backend-python',
   tensorrt: '@tritium/backend-tensorrt',
-};
-
-/** The default model file of each backend Triton knows, to guess a backend when a model has no config. */
-const DEFAULT_MODEL_FILES: Readonly<Record<string, string>> = {
-  onnxruntime: 'model.onnx',
-  python: 'model.py',
-  tensorrt: 'model.plan',
 };
 
 type BackendPackage = { createBackend?: () => Backend };
@@ -45,12 +29,6 @@ export class BackendRegistry {
     }
   }
 
-  /** The backend a config names, by `backend` or else by `platform`. */
-  static backendName(config: ModelConfig): string | undefined {
-    if (config.backend) return config.backend;
-    return config.platform ? PLATFORM_BACKENDS[config.platform] : undefined;
-  }
-
   /** Backend names with the model file each looks for, the given ones first. */
   async candidates(): Promise<Array<{ name: string; filename: string }>> {
     const result: Array<{ name: string; filename: string }> = [];
@@ -58,8 +36,8 @@ export class BackendRegistry {
       const filename = await backend.then((b) => b.defaultModelFilename).catch(() => undefined);
       if (filename) result.push({ name, filename });
     }
-    for (const [name, filename] of Object.entries(DEFAULT_MODEL_FILES)) {
-      if (!this.backends.has(name)) result.push({ name, filename });
+    for (const { backend, filename } of BACKEND_MODEL_FILES) {
+      if (!this.backends.has(backend)) result.push({ name: backend, filename });
     }
     return result;
   }
@@ -77,10 +55,14 @@ export class BackendRegistry {
     }
   }
 
+  /** Finalizes every initialized backend; a failure is reported as a process warning and the others still finalize. */
   async finalize(): Promise<void> {
-    const settled = await Promise.allSettled(this.backends.values());
-    for (const result of settled) {
-      if (result.status === 'fulfilled') await result.value.finalize?.();
+    const backends = await Promise.allSettled(this.backends.values());
+    const finalized = await Promise.allSettled(
+      backends.map(async (result) => (result.status === 'fulfilled' ? result.value.finalize?.() : undefined)),
+    );
+    for (const result of finalized) {
+      if (result.status === 'rejected') process.emitWarning(`backend finalize failed: ${String(result.reason)}`, 'TritiumWarning');
     }
   }
 }

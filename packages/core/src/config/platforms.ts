@@ -61,6 +61,11 @@ export function completeBackendFields(config: BackendFields): void {
   }
 }
 
+/** Each backend's default model file, to recognise a model that has no config. */
+export const BACKEND_MODEL_FILES: ReadonlyArray<{ readonly backend: string; readonly filename: string }> = FRAMEWORKS.filter(
+  (framework) => framework.isBackendDefault,
+).map(({ backend, filename }) => ({ backend, filename }));
+
 /** The platforms that name a framework backend, or undefined for a backend without platforms. */
 export function platformsOfBackend(backend: string): string[] | undefined {
   const platforms = FRAMEWORKS.filter((framework) => framework.backend === backend && framework.platform).map((framework) => framework.platform);

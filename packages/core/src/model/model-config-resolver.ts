@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Backend, ModelFiles } from '../backend/backend.js';
-import { BackendRegistry } from '../backend/registry.js';
-import { parseModelConfig, validateModelConfig } from '../config/index.js';
+import type { BackendRegistry } from '../backend/registry.js';
+import { normalizeModelConfig, parseModelConfig, validateModelConfig } from '../config/index.js';
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { readConfigText, type ModelSource } from '../repository/model-repository.js';
@@ -33,16 +33,17 @@ export async function resolveModel(
     throw new InferenceError('INVALID_ARG', `model '${source.name}': config names the model '${config.name}'; it must match the directory name`);
   }
   config = { ...config, name: source.name };
-  if (config.platform === 'ensemble') {
-    throw new InferenceError('UNSUPPORTED', `model '${source.name}': ensemble models are not supported yet`);
-  }
+  refuseUnsupported(config);
   // The policy comes from the config as written: auto-complete does not change it.
   const selection = selectVersions(config.version_policy, source.versions);
   if (selection.versions.length === 0) {
     throw new InferenceError('UNAVAILABLE', `model '${source.name}': no version directory to serve under its version policy (found ${source.versions.length ? source.versions.join(', ') : 'none'})`);
   }
-  const backendName = BackendRegistry.backendName(config) ?? (await guessBackend(source, selection.versions, registry));
-  const backend = await registry.get(backendName);
+  // Normalization derives the backend from the platform, the model file name or the model name, as Triton does.
+  const backendName = normalizeModelConfig(config).backend || (await guessBackend(source, selection.versions, registry));
+  const backend = await registry.get(backendName).catch((error: InferenceError) => {
+    throw new InferenceError(error.code, `model '${source.name}': ${error.message}`, { cause: error });
+  });
   if (!config.backend) config = { ...config, backend: backendName };
   const files = selection.versions.map((version) => modelFiles(source, config, backend, version));
   if (backend.autoCompleteConfig) {
@@ -53,6 +54,16 @@ export async function resolveModel(
     }
   }
   return { config: validateModelConfig(config), backend, versions: files, missingVersions: selection.missing };
+}
+
+/** What the config asks for that Tritium cannot serve yet: refused before anything is loaded. */
+function refuseUnsupported(config: ModelConfig): void {
+  if (config.platform === 'ensemble') {
+    throw new InferenceError('UNSUPPORTED', `model '${config.name}': ensemble models are not supported yet`);
+  }
+  if (config.sequence_batching) {
+    throw new InferenceError('UNSUPPORTED', `model '${config.name}': sequence_batching is not supported yet`);
+  }
 }
 
 async function readConfig(source: ModelSource, override: ModelConfig | string | undefined): Promise<ModelConfig> {

@@ -2,10 +2,11 @@ import type { BackendRegistry } from '../backend/registry.js';
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { fingerprintDirectory } from '../repository/fingerprint.js';
-import type { ModelRepository, ModelSource } from '../repository/model-repository.js';
+import type { ModelSource } from '../repository/model-repository.js';
 import type { ModelIndexEntry, ModelState } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
 import { ServedModelVersion } from './served-model-version.js';
+import { withTimeout } from './with-timeout.js';
 
 /** What the manager knows of one model name. */
 interface ManagedModel {
@@ -16,9 +17,9 @@ interface ManagedModel {
   latest: ServedModelVersion | undefined;
   /** State per version; the `undefined` key holds a model-level failure (e.g. a bad config). */
   states: Map<number | undefined, { state: ModelState; reason: string }>;
-  /** The model directory's fingerprint when it was last loaded (poll mode compares it). */
+  /** The model directory's fingerprint after it was last loaded (poll mode compares it). */
   fingerprint: string | undefined;
-  /** Load and unload of one model run one after another. */
+  /** Loads and unloads of one model run one after another. */
   queue: Promise<unknown>;
 }
 
@@ -28,16 +29,17 @@ export interface ModelManagerOptions {
 }
 
 /**
- * Loads, reloads and unloads models. A reload builds the new versions completely
- * before they replace the old ones, and a version that fails to load again leaves
- * its old self serving. Old versions are drained in the background.
+ * Loads, reloads and unloads models, one operation at a time per model. As in Triton,
+ * a load builds every selected version before any of them serves; if one fails, the
+ * new versions are dropped, the old ones keep serving and the load rejects. Replaced
+ * versions are drained in the background.
  */
 export class ModelManager {
   private readonly models = new Map<string, ManagedModel>();
   private readonly retiring = new Set<Promise<void>>();
+  private closed = false;
 
   constructor(
-    private readonly repository: ModelRepository,
     private readonly registry: BackendRegistry,
     private readonly options: ModelManagerOptions,
   ) {}
@@ -47,12 +49,11 @@ export class ModelManager {
     const model = this.models.get(name);
     const served = version === undefined ? model?.latest : model?.serving.get(version);
     if (served) return served;
+    const what = version === undefined ? `model '${name}'` : `model '${name}' version ${version}`;
     if (!model || (version !== undefined && !model.states.has(version))) {
-      const what = version === undefined ? `model '${name}'` : `model '${name}' version ${version}`;
       throw new InferenceError('NOT_FOUND', `${what} is not found`);
     }
-    const state = version === undefined ? model.states.get(undefined) ?? [...model.states.values()][0] : model.states.get(version);
-    const what = version === undefined ? `model '${name}'` : `model '${name}' version ${version}`;
+    const state = version === undefined ? model.states.get(undefined) ?? highestState(model) : model.states.get(version);
     throw new InferenceError('UNAVAILABLE', `${what} is not ready${state?.reason ? `: ${state.reason}` : ''}`);
   }
 
@@ -74,42 +75,67 @@ export class ModelManager {
     return [...this.models.keys()];
   }
 
-  /** The fingerprint recorded at the last load attempt, for poll mode. */
+  /** Whether a model is serving at least one version. */
+  isServing(name: string): boolean {
+    return (this.models.get(name)?.serving.size ?? 0) > 0;
+  }
+
+  /** The fingerprint recorded after the last load, for poll mode. */
   fingerprint(name: string): string | undefined {
     return this.models.get(name)?.fingerprint;
   }
 
-  /** Loads or reloads one model; rejects with the reason when no version of it is serving afterwards. */
-  load(source: ModelSource, override?: ModelConfig | string): Promise<void> {
-    return this.enqueue(source.name, (model) => this.loadNow(model, source, override));
+  /**
+   * Loads or reloads one model. `locate` finds its directory when the load's turn
+   * comes, so loads and unloads of a model happen in the order they were asked for.
+   */
+  load(name: string, locate: () => Promise<ModelSource>, override?: ModelConfig | string): Promise<void> {
+    return this.enqueue(name, async (model) => {
+      let source: ModelSource;
+      try {
+        source = await locate();
+      } catch (error) {
+        const failure = InferenceError.from(error, 'UNAVAILABLE');
+        // A name the repository never had leaves no trace in the index.
+        if (failure.code === 'NOT_FOUND' && model.states.size === 0) this.models.delete(name);
+        else this.recordFailure(model, undefined, failure);
+        throw failure;
+      }
+      try {
+        await this.loadNow(model, source, override);
+      } finally {
+        // Taken after the load, failed or not: poll mode retries only when the files change again.
+        model.fingerprint = await fingerprintDirectory(source.directory);
+      }
+    });
   }
 
-  /** Marks a model that cannot be loaded (e.g. its name is in two repositories). */
-  refuse(name: string, reason: string): void {
-    void this.enqueue(name, async (model) => {
-      if (model.serving.size === 0) this.setState(model, undefined, 'UNAVAILABLE', reason);
+  /** Marks a model that cannot be loaded (e.g. its name is in two repositories), unloading what it served. */
+  refuse(name: string, reason: string): Promise<void> {
+    return this.enqueue(name, async (model) => {
+      await this.retireAll(model);
+      this.setState(model, undefined, 'UNAVAILABLE', reason);
     });
   }
 
   unload(name: string): Promise<void> {
     if (!this.models.has(name)) return Promise.reject(new InferenceError('NOT_FOUND', `model '${name}' is not loaded`));
-    return this.enqueue(name, async (model) => {
-      const versions = [...model.serving.values()];
-      model.serving = new Map();
-      model.latest = undefined;
-      model.states.delete(undefined);
-      await Promise.all(versions.map((served) => this.retire(model, served, true)));
-    });
+    return this.enqueue(name, (model) => this.retireAll(model));
   }
 
-  /** Unloads everything, draining in-flight requests up to the exit timeout. */
+  /**
+   * Refuses new work, then unloads everything, draining in-flight requests up to the
+   * exit timeout. A load that never finishes (a stuck backend) is left behind after
+   * that timeout rather than holding shutdown forever.
+   */
   async unloadAll(): Promise<void> {
-    await Promise.allSettled([...this.models.keys()].map((name) => this.unload(name)));
-    await Promise.allSettled([...this.retiring]);
+    const unloads = [...this.models.keys()].map((name) => this.unload(name));
+    this.closed = true;
+    await withTimeout(Promise.allSettled(unloads), this.options.exitTimeoutMs);
+    await withTimeout(Promise.allSettled([...this.retiring]), this.options.exitTimeoutMs);
   }
 
   private async loadNow(model: ManagedModel, source: ModelSource, override?: ModelConfig | string): Promise<void> {
-    model.fingerprint = await fingerprintDirectory(source.directory);
     let resolved;
     try {
       resolved = await resolveModel(source, override, this.registry);
@@ -118,68 +144,70 @@ export class ModelManager {
       this.recordFailure(model, undefined, failure);
       throw failure;
     }
-    model.states.delete(undefined);
-    for (const version of resolved.missingVersions) {
-      this.setState(model, version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
-    }
     for (const files of resolved.versions) {
       if (!model.serving.has(files.version)) this.setState(model, files.version, 'LOADING', '');
     }
     const loaded = await Promise.allSettled(
-      resolved.versions.map((files) =>
-        ServedModelVersion.load(resolved.backend, { ...files, name: source.name, config: resolved.config }),
-      ),
+      resolved.versions.map((files) => ServedModelVersion.load(resolved.backend, { ...files, name: source.name, config: resolved.config })),
     );
-
-    const next = new Map<number, ServedModelVersion>();
-    const failures: InferenceError[] = [];
-    loaded.forEach((result, i) => {
-      const version = resolved.versions[i]!.version;
-      if (result.status === 'fulfilled') {
-        next.set(version, result.value);
-        this.setState(model, version, 'READY', result.value.description ?? '');
-      } else {
-        const failure = InferenceError.from(result.reason, 'UNAVAILABLE');
-        failures.push(failure);
-        const old = model.serving.get(version);
-        if (old) next.set(version, old);
-        this.recordFailure(model, version, failure);
+    const failures = loaded.flatMap((result, i) =>
+      result.status === 'rejected' ? [{ version: resolved.versions[i]!.version, error: InferenceError.from(result.reason, 'UNAVAILABLE') }] : [],
+    );
+    const next = new Map(loaded.flatMap((result) => (result.status === 'fulfilled' ? [[result.value.version, result.value] as const] : [])));
+    if (failures.length > 0 || this.closed) {
+      await Promise.all([...next.values()].map((served) => served.unload(this.options.exitTimeoutMs)));
+      for (const { version, error } of failures) this.recordFailure(model, version, error);
+      for (const version of next.keys()) {
+        if (!model.serving.has(version)) this.setState(model, version, 'UNAVAILABLE', 'another version of the model failed to load');
       }
-    });
+      if (this.closed) throw new InferenceError('UNAVAILABLE', `model '${source.name}': the server is stopping`);
+      throw failures[0]!.error;
+    }
+
     const previous = model.serving;
     model.serving = next;
     model.latest = highest(next);
-    for (const [version, served] of previous) {
-      if (next.get(version) !== served) this.track(this.retire(model, served, !next.has(version)));
+    const selected = new Set([...next.keys(), ...resolved.missingVersions]);
+    for (const version of model.states.keys()) {
+      if (!selected.has(version as number) && !previous.has(version as number)) model.states.delete(version);
     }
-    if (next.size === 0) throw failures[0] ?? new InferenceError('UNAVAILABLE', `model '${source.name}' has no version to serve`);
+    for (const [version, served] of next) this.setState(model, version, 'READY', served.description ?? '');
+    for (const version of resolved.missingVersions) {
+      this.setState(model, version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
+    }
+    for (const [version, served] of previous) this.track(this.retire(model, served, !next.has(version)));
   }
 
   /** Records a load failure; a version (or model) still serving keeps READY and shows the failure as its reason. */
   private recordFailure(model: ManagedModel, version: number | undefined, failure: InferenceError): void {
-    const serving = version === undefined ? model.serving.size > 0 : model.serving.has(version);
-    if (serving) {
-      for (const v of version === undefined ? model.serving.keys() : [version]) {
-        this.setState(model, v, 'READY', `reload failed, previous load still serving: ${failure.message}`);
-      }
-    } else {
-      this.setState(model, version, 'UNAVAILABLE', failure.message);
-    }
+    const serving = version === undefined ? [...model.serving.keys()] : model.serving.has(version) ? [version] : [];
+    for (const v of serving) this.setState(model, v, 'READY', `reload failed, previous load still serving: ${failure.message}`);
+    if (serving.length === 0) this.setState(model, version, 'UNAVAILABLE', failure.message);
   }
 
-  /** Drains and finalizes a version that no longer serves; `gone` when nothing replaces it. */
+  private async retireAll(model: ManagedModel): Promise<void> {
+    const versions = [...model.serving.values()];
+    model.serving = new Map();
+    model.latest = undefined;
+    // A model directory that comes back unchanged must load again.
+    model.fingerprint = undefined;
+    await Promise.all(versions.map((served) => this.retire(model, served, true)));
+  }
+
+  /** Drains and finalizes a version that no longer serves; `gone` when nothing replaces it. Never rejects. */
   private async retire(model: ManagedModel, served: ServedModelVersion, gone: boolean): Promise<void> {
     if (gone) this.setState(model, served.version, 'UNLOADING', '');
-    await served.unload(this.options.exitTimeoutMs);
+    await served.unload(this.options.exitTimeoutMs).catch(() => {});
     if (gone && !model.serving.has(served.version)) this.setState(model, served.version, 'UNAVAILABLE', 'unloaded');
   }
 
   private track(retirement: Promise<void>): void {
     this.retiring.add(retirement);
-    void retirement.finally(() => this.retiring.delete(retirement));
+    void retirement.then(() => this.retiring.delete(retirement));
   }
 
   private enqueue(name: string, work: (model: ManagedModel) => Promise<void>): Promise<void> {
+    if (this.closed) return Promise.reject(new InferenceError('UNAVAILABLE', `model '${name}': the server is stopping`));
     let model = this.models.get(name);
     if (!model) {
       model = { name, serving: new Map(), latest: undefined, states: new Map(), fingerprint: undefined, queue: Promise.resolve() };
@@ -190,7 +218,10 @@ export class ModelManager {
     return run;
   }
 
+  /** Records a state and tells listeners, unless nothing changed (a poll that finds the same fault again). */
   private setState(model: ManagedModel, version: number | undefined, state: ModelState, reason: string): void {
+    const current = model.states.get(version);
+    if (current?.state === state && current.reason === reason) return;
     model.states.set(version, { state, reason });
     this.options.onStateChange({ name: model.name, version, state, reason });
   }
@@ -200,4 +231,9 @@ function highest(versions: ReadonlyMap<number, ServedModelVersion>): ServedModel
   let best: ServedModelVersion | undefined;
   for (const served of versions.values()) if (!best || served.version > best.version) best = served;
   return best;
+}
+
+function highestState(model: ManagedModel): { state: ModelState; reason: string } | undefined {
+  const versions = [...model.states.keys()].filter((v): v is number => v !== undefined);
+  return versions.length ? model.states.get(Math.max(...versions)) : undefined;
 }

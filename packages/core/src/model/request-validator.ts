@@ -2,14 +2,14 @@ import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { RequestParameters, ValidatedRequest } from '../scheduling/inference-request.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
-import { elementCount, shapeToString } from '../tensor/shape.js';
+import { shapeMatches, shapeToString } from '../tensor/shape.js';
 import { toTensor, type Tensor, type TensorInput } from '../tensor/tensor.js';
 import type { InferRequest } from '../types.js';
 
 interface InputSpec {
   readonly datatype: DataType;
-  /** Dims without the batch dimension; -1 matches any size. */
-  readonly dims: readonly number[];
+  /** The shape a request must have: dims, after a -1 batch dimension for a batching model. */
+  readonly expectedShape: readonly number[];
   readonly reshape: readonly number[] | undefined;
   readonly optional: boolean;
 }
@@ -31,9 +31,10 @@ export class RequestValidator {
   constructor(private readonly config: ModelConfig) {
     this.maxBatchSize = config.max_batch_size ?? 0;
     for (const input of config.input ?? []) {
+      const dims = (input.dims ?? []).map(Number);
       this.inputs.set(input.name!, {
         datatype: dataTypeFromConfig(input.data_type!),
-        dims: (input.dims ?? []).map(Number),
+        expectedShape: this.maxBatchSize > 0 ? [-1, ...dims] : dims,
         reshape: input.reshape ? (input.reshape.shape ?? []).map(Number) : undefined,
         optional: input.optional ?? false,
       });
@@ -44,13 +45,13 @@ export class RequestValidator {
   }
 
   validate(request: InferRequest): ValidatedRequest {
-    if (request === null || typeof request !== 'object' || request.inputs === null || typeof request.inputs !== 'object') {
-      throw this.invalid('a request needs an `inputs` object');
+    if (!isPlainObject(request) || !isPlainObject(request.inputs)) {
+      throw this.invalid('a request needs an `inputs` object mapping input names to tensors');
     }
     const inputs: Record<string, Tensor> = {};
     let batchSize = -1;
-    let count = 0;
-    for (const name in request.inputs) {
+    let required = 0;
+    for (const name of Object.keys(request.inputs)) {
       const spec = this.inputs.get(name);
       if (!spec) throw this.invalid(`unexpected input '${name}' (the model's inputs are ${quoteList([...this.inputs.keys()])})`);
       const tensor = toTensor(name, request.inputs[name] as TensorInput);
@@ -62,12 +63,11 @@ export class RequestValidator {
         throw this.invalid(`input '${name}' has batch size ${inputBatch}, other inputs have ${batchSize}`);
       }
       batchSize = inputBatch;
-      inputs[name] = spec.reshape ? reshaped(tensor, spec.reshape, this.maxBatchSize > 0) : tensor;
-      count++;
+      inputs[name] = spec.reshape ? reshaped(tensor, spec, this.maxBatchSize > 0) : tensor;
+      if (!spec.optional) required++;
     }
-    if (count < this.requiredInputs.length) {
-      const missing = this.requiredInputs.filter((name) => !(name in inputs));
-      if (missing.length) throw this.invalid(`missing input ${quoteList(missing)}`);
+    if (required < this.requiredInputs.length) {
+      throw this.invalid(`missing input ${quoteList(this.requiredInputs.filter((name) => !Object.hasOwn(inputs, name)))}`);
     }
     return {
       id: request.id ?? String(++nextRequestId),
@@ -75,8 +75,8 @@ export class RequestValidator {
       requestedOutputs: request.outputs ? this.checkOutputs(request.outputs) : this.allOutputs,
       batchSize: batchSize === -1 ? 1 : batchSize,
       parameters: request.parameters ?? NO_PARAMETERS,
-      priority: nonNegative('priority', request.priority, this),
-      timeoutMicroseconds: nonNegative('timeoutMicroseconds', request.timeoutMicroseconds, this),
+      priority: this.nonNegative('priority', request.priority),
+      timeoutMicroseconds: this.nonNegative('timeoutMicroseconds', request.timeoutMicroseconds),
       signal: request.signal,
       sequence: request.sequence,
     };
@@ -88,23 +88,23 @@ export class RequestValidator {
 
   /** Returns the input's batch size (1 for a model without batching). */
   private checkShape(name: string, shape: readonly number[], spec: InputSpec): number {
-    const batching = this.maxBatchSize > 0;
-    const offset = batching ? 1 : 0;
-    let fits = shape.length === spec.dims.length + offset;
-    for (let i = 0; fits && i < spec.dims.length; i++) {
-      const dim = spec.dims[i]!;
-      if (dim !== -1 && dim !== shape[i + offset]) fits = false;
+    if (!shapeMatches(shape, spec.expectedShape)) {
+      throw this.invalid(`input '${name}' has shape ${shapeToString(shape)}, the model expects ${shapeToString(spec.expectedShape)}`);
     }
-    if (!fits) {
-      const expected = batching ? [-1, ...spec.dims] : spec.dims;
-      throw this.invalid(`input '${name}' has shape ${shapeToString(shape)}, the model expects ${shapeToString(expected)}`);
-    }
-    if (!batching) return 1;
+    if (this.maxBatchSize === 0) return 1;
     const batch = shape[0]!;
     if (batch < 1 || batch > this.maxBatchSize) {
       throw this.invalid(`input '${name}' has batch size ${batch}, the model accepts 1 to ${this.maxBatchSize}`);
     }
     return batch;
+  }
+
+  private nonNegative(field: string, value: number | undefined): number {
+    if (value === undefined) return 0;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw this.invalid(`\`${field}\` must be a finite non-negative number, got ${String(value)}`);
+    }
+    return value;
   }
 
   private checkOutputs(requested: readonly string[]): readonly string[] {
@@ -118,19 +118,26 @@ export class RequestValidator {
   }
 }
 
-/** Gives the backend the config's `reshape` shape, resolving its variable dimension from the element count. */
-function reshaped(tensor: Tensor, reshape: readonly number[], batching: boolean): Tensor {
-  const batch = batching ? [tensor.shape[0]!] : [];
-  const known = elementCount(reshape.filter((d) => d !== -1)) * (batch[0] ?? 1);
-  const total = elementCount(tensor.shape);
-  const shape = [...batch, ...reshape.map((d) => (d === -1 ? (known === 0 ? 0 : total / known) : d))];
-  return { ...tensor, shape };
+/**
+ * Gives the backend the config's `reshape` shape. Its variable (-1) dimensions take,
+ * in order, the sizes the request gave the variable dimensions of `dims` (validation
+ * made their counts equal).
+ */
+function reshaped(tensor: Tensor, spec: InputSpec, batching: boolean): Tensor {
+  const variable: number[] = [];
+  spec.expectedShape.forEach((dim, i) => {
+    if (dim === -1 && !(batching && i === 0)) variable.push(tensor.shape[i]!);
+  });
+  let next = 0;
+  const items = spec.reshape!.map((dim) => (dim === -1 ? variable[next++]! : dim));
+  return { ...tensor, shape: batching ? [tensor.shape[0]!, ...items] : items };
 }
 
-function nonNegative(field: string, value: number | undefined, validator: RequestValidator): number {
-  if (value === undefined) return 0;
-  if (typeof value !== 'number' || !(value >= 0)) throw validator.invalid(`\`${field}\` must be a non-negative number, got ${String(value)}`);
-  return value;
+/** An object literal (or null-prototype object), not a Map, array or class instance. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 function quoteList(names: readonly string[]): string {

@@ -2,12 +2,13 @@ import { performance } from 'node:perf_hooks';
 import type { Backend, BackendInstance, BackendModel, ModelContext } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import { ModelStatisticsRecorder } from '../observability/statistics.js';
-import { createScheduler } from '../scheduling/create-scheduler.js';
+import { DefaultScheduler } from '../scheduling/default-scheduler.js';
 import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
 import type { ResponseSink } from '../scheduling/response-channel.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 import { RequestValidator } from './request-validator.js';
+import { withTimeout } from './with-timeout.js';
 
 /**
  * One loaded model version: its backend model, instances, scheduler, the door check
@@ -30,8 +31,9 @@ export class ServedModelVersion {
   ) {
     this.validator = new RequestValidator(context.config);
     this.statistics = statistics;
-    this.decoupled = context.config.model_transaction_policy?.decoupled ?? false;
-    this.scheduler = createScheduler(context.config, runners);
+    this.decoupled = isDecoupled(context);
+    // Dynamic batching is not built yet: such models run one request per execution too.
+    this.scheduler = new DefaultScheduler(runners);
   }
 
   get name(): string {
@@ -56,7 +58,7 @@ export class ServedModelVersion {
       throw InferenceError.from(error, 'UNAVAILABLE', where);
     }
     const statistics = new ModelStatisticsRecorder(context.name, context.version);
-    const decoupled = context.config.model_transaction_policy?.decoupled ?? false;
+    const decoupled = isDecoupled(context);
     const names = instanceNames(context);
     const created = await Promise.allSettled(
       names.map(({ name, kind }) => model.createInstance({ name, kind })),
@@ -82,18 +84,18 @@ export class ServedModelVersion {
   }
 
   /**
-   * Waits for accepted requests to finish, up to timeoutMs; fails what is left with
-   * UNAVAILABLE; then finalizes the instances and the model once their running
-   * executions return (or the timeout passes again).
+   * Waits for accepted requests to finish, up to timeoutMs, and fails what is left
+   * with UNAVAILABLE. Then waits for executions still running (a cancelled request's
+   * backend may still be at work), again up to timeoutMs, before finalizing the
+   * instances and the model.
    */
   async unload(timeoutMs: number): Promise<void> {
-    const drained = await withTimeout(this.idle(), timeoutMs);
-    if (!drained) {
+    if (!(await withTimeout(this.idle(), timeoutMs))) {
       for (const request of [...this.outstanding]) {
         request.cancel(new InferenceError('UNAVAILABLE', `${request.describe()}: the model was unloaded before the request completed`));
       }
-      await withTimeout(Promise.all(this.runners.map((runner) => runner.idle())), timeoutMs);
     }
+    await withTimeout(Promise.all(this.runners.map((runner) => runner.idle())), timeoutMs);
     await finalizeAll(this.runners.map((runner) => runner.instance), this.model);
   }
 
@@ -115,6 +117,10 @@ export class ServedModelVersion {
   };
 }
 
+function isDecoupled(context: ModelContext): boolean {
+  return context.config.model_transaction_policy?.decoupled ?? false;
+}
+
 /** Triton's instance names: the group's name, suffixed `_<index>` when the group has several. */
 function instanceNames(context: ModelContext): Array<{ name: string; kind: string }> {
   const groups = context.config.instance_group ?? [];
@@ -128,19 +134,11 @@ function instanceNames(context: ModelContext): Array<{ name: string; kind: strin
   });
 }
 
+/** Finalizes instances, then the model; a failure is reported as a process warning, as nothing is left to fail. */
 async function finalizeAll(instances: readonly BackendInstance[], model: BackendModel): Promise<void> {
-  await Promise.allSettled(instances.map((instance) => instance.finalize?.()));
-  await Promise.resolve(model.finalize?.()).catch(() => {});
-}
-
-async function withTimeout(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
+  const results = await Promise.allSettled(instances.map(async (instance) => instance.finalize?.()));
+  results.push(...(await Promise.allSettled([(async () => model.finalize?.())()])));
+  for (const result of results) {
+    if (result.status === 'rejected') process.emitWarning(`finalize failed: ${String(result.reason)}`, 'TritiumWarning');
   }
 }

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 /** A count and a total duration, as Triton's statistics report them. */
 export interface DurationStat {
   count: number;
@@ -31,8 +33,6 @@ export interface ModelStatistics {
   };
   batch_stats: BatchStat[];
 }
-
-import { performance } from 'node:perf_hooks';
 
 const stat = (): DurationStat => ({ count: 0, ns: 0 });
 const NS_PER_MS = 1e6;

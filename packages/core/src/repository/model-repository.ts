@@ -52,7 +52,8 @@ export class ModelRepository {
   private async describe(name: string, directory: string): Promise<ModelSource> {
     const entries = await listDirectories(directory, `model '${name}'`);
     const versions = entries
-      .filter((entry) => /^[0-9]+$/.test(entry))
+      // Only canonical numbers, so "01" and "1" cannot both be version 1.
+      .filter((entry) => /^(0|[1-9][0-9]*)$/.test(entry))
       .map(Number)
       .filter(Number.isSafeInteger)
       .sort((a, b) => a - b);
@@ -78,13 +79,23 @@ export async function readConfigText(path: string): Promise<string> {
   }
 }
 
+/** Directory names under `path`, hidden ones left out; a symbolic link counts as what it points to. */
 async function listDirectories(path: string, what: string): Promise<string[]> {
+  let entries;
   try {
-    const entries = await readdir(path, { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+    entries = await readdir(path, { withFileTypes: true });
   } catch (error) {
     throw InferenceError.from(error, 'NOT_FOUND', `cannot read ${what}`);
   }
+  const names: string[] = [];
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const isDirectory = entry.isSymbolicLink()
+      ? await stat(join(path, entry.name)).then((s) => s.isDirectory(), () => false)
+      : entry.isDirectory();
+    if (isDirectory) names.push(entry.name);
+  }
+  return names.sort();
 }
 
 async function isFile(path: string): Promise<boolean> {

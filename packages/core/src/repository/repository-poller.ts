@@ -1,6 +1,6 @@
 /**
- * Runs a repository sync every interval, never two at once (a slow sync delays the
- * next). The timer does not keep the Node process alive.
+ * Runs a repository sync every interval and on demand, never two at once (a slow
+ * sync delays the next). The timer does not keep the Node process alive.
  */
 export class RepositoryPoller {
   private timer: NodeJS.Timeout | undefined;
@@ -19,7 +19,7 @@ export class RepositoryPoller {
   /** Runs a sync now (waiting for one in progress first); for tests and callers that changed the repository. */
   async pollNow(): Promise<void> {
     while (this.running) await this.running;
-    await this.track(this.sync());
+    if (!this.stopped) await this.track(this.sync());
   }
 
   async stop(): Promise<void> {
@@ -38,7 +38,7 @@ export class RepositoryPoller {
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      void this.track(this.sync()).then(() => this.schedule());
+      void this.pollNow().then(() => this.schedule());
     }, this.intervalMs);
     this.timer.unref();
   }

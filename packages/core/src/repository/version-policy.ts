@@ -10,14 +10,16 @@ export interface VersionSelection {
 /** Applies a config's version_policy (latest / all / specific) to the version directories found. */
 export function selectVersions(policy: ModelConfig['version_policy'], available: readonly number[]): VersionSelection {
   const sorted = [...available].sort((a, b) => a - b);
-  if (policy?.all) return { versions: sorted, missing: [] };
-  if (policy?.specific) {
+  // No policy at all means Triton's default, the latest one version.
+  if (!policy) return { versions: sorted.slice(-1), missing: [] };
+  if (policy.all) return { versions: sorted, missing: [] };
+  if (policy.specific) {
     const wanted = [...new Set((policy.specific.versions ?? []).map(Number))].sort((a, b) => a - b);
     return {
       versions: wanted.filter((v) => sorted.includes(v)),
       missing: wanted.filter((v) => !sorted.includes(v)),
     };
   }
-  const count = Number(policy?.latest?.num_versions ?? 1);
+  const count = Number(policy.latest?.num_versions ?? 0);
   return { versions: count > 0 ? sorted.slice(-count) : [], missing: [] };
 }

@@ -4,6 +4,8 @@ import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export type RequestParameters = Readonly<Record<string, string | number | boolean>>;
 
 export interface SequenceOptions {
@@ -69,7 +71,8 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
       this.abortListener = () => this.cancel(this.cancellation());
       this.signal.addEventListener('abort', this.abortListener, { once: true });
     }
-    if (request.timeoutMicroseconds > 0) {
+    // Past setTimeout's limit (about 24.8 days) a deadline is as good as none.
+    if (request.timeoutMicroseconds > 0 && request.timeoutMicroseconds / 1000 <= MAX_TIMER_MS) {
       this.timer = setTimeout(
         () => this.cancel(new InferenceError('DEADLINE_EXCEEDED', `${this.describe()}: timed out after ${request.timeoutMicroseconds} µs`)),
         request.timeoutMicroseconds / 1000,

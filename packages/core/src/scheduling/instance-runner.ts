@@ -29,40 +29,46 @@ export class InstanceRunner {
   /** Executes a batch; never rejects (failures go to the requests). */
   async run(requests: InferenceRequest[]): Promise<void> {
     this.busy = true;
+    const start = performance.now();
+    for (const request of requests) request.executeStart = start;
+    // As Triton's backends do, an execution counts in the statistics only when a request in it succeeded.
+    let succeeded = false;
     try {
-      await this.execute(requests);
+      const results = await this.instance.execute(requests);
+      if (results) succeeded = this.deliver(requests, results);
+      else if (this.decoupled) succeeded = true;
+      else this.failAll(requests, 'backend returned no responses');
+    } catch (error) {
+      for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
     } finally {
       this.busy = false;
       if (this.idleWaiters.length > 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
-  }
-
-  private async execute(requests: InferenceRequest[]): Promise<void> {
-    const start = performance.now();
-    for (const request of requests) request.executeStart = start;
-    try {
-      const results = await this.instance.execute(requests);
-      if (results) this.deliver(requests, results);
-      else if (!this.decoupled) this.failAll(requests, 'backend returned no responses');
-    } catch (error) {
-      for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
+    if (succeeded) {
+      let batchSize = 0;
+      for (const request of requests) batchSize += request.batchSize;
+      this.statistics.recordExecution(batchSize, start, performance.now());
     }
-    let batchSize = 0;
-    for (const request of requests) batchSize += request.batchSize;
-    this.statistics.recordExecution(batchSize, start, performance.now());
   }
 
-  private deliver(requests: InferenceRequest[], results: ExecuteResult): void {
+  /** Sends each request its result; true when at least one succeeded. */
+  private deliver(requests: InferenceRequest[], results: ExecuteResult): boolean {
     if (results.length !== requests.length) {
       this.failAll(requests, `backend returned ${results.length} responses for ${requests.length} requests`);
-      return;
+      return false;
     }
+    let succeeded = false;
     for (let i = 0; i < requests.length; i++) {
       const result = results[i]!;
       const response = requests[i]!.response;
-      if (result instanceof Error) response.fail(result);
-      else response.send(result, { final: true });
+      if (result instanceof Error) {
+        response.fail(result);
+      } else {
+        response.send(result, { final: true });
+        succeeded = true;
+      }
     }
+    return succeeded;
   }
 
   private failAll(requests: InferenceRequest[], reason: string): void {

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
   InferenceError,
   type Backend,
@@ -15,8 +16,10 @@ import {
  * - repeat (decoupled): sends INPUT0 back `count` times (request parameter), then final
  * Request parameters: `delay_ms` waits before answering; `fail` makes that request fail.
  * Model parameter `delay_ms` delays every execution. The model file (`model.test`)
- * may hold JSON `{ "fail": "reason" }` to fail loading, or `{ "input": [...], "output": [...] }`
- * for auto-complete.
+ * may hold JSON: `{ "fail": "reason" }` fails loading, `{ "hang": true }` never finishes
+ * loading, `{ "writeCache": true }` writes a file beside the model while loading (as
+ * backends that cache compiled models do), `{ "input": [...], "output": [...] }` serves
+ * auto-complete.
  */
 export interface TestBackendProbe {
   /** Executions running now and the most seen at once. */
@@ -27,6 +30,8 @@ export interface TestBackendProbe {
   instancesFinalized: string[];
   modelsFinalized: number;
   cancelledSeen: number;
+  /** Instances finalized while one of their executions was still running: must stay 0. */
+  finalizedWhileRunning: number;
 }
 
 export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { probe: TestBackendProbe } {
@@ -41,6 +46,8 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
     async createModel(context) {
       const spec = await readModelFile(context.modelPath);
       if (typeof spec.fail === 'string') throw new InferenceError('INVALID_ARG', `test model file says: ${spec.fail}`);
+      if (spec.hang) await new Promise(() => {});
+      if (spec.writeCache) await writeFile(join(context.versionDirectory, 'compiled.cache'), String(Math.random()));
       const params = context.config.parameters ?? {};
       const behavior = params.behavior?.string_value ?? 'identity';
       const modelDelay = Number(params.delay_ms?.string_value ?? 0);
@@ -50,10 +57,12 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
         description: `test backend (${behavior}), version ${context.version}`,
         async createInstance(instance) {
           probe.instancesCreated.push(instance.name);
+          let running = 0;
           const created: BackendInstance = {
             async execute(requests) {
               probe.executions++;
               probe.running++;
+              running++;
               probe.maxRunning = Math.max(probe.maxRunning, probe.running);
               try {
                 const delay = modelDelay + Number(requests[0]?.parameters.delay_ms ?? 0);
@@ -69,9 +78,11 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
                 });
               } finally {
                 probe.running--;
+                running--;
               }
             },
             async finalize() {
+              if (running > 0) probe.finalizedWhileRunning++;
               probe.instancesFinalized.push(instance.name);
             },
           };
@@ -86,7 +97,16 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
 }
 
 export function newProbe(): TestBackendProbe {
-  return { running: 0, maxRunning: 0, executions: 0, instancesCreated: [], instancesFinalized: [], modelsFinalized: 0, cancelledSeen: 0 };
+  return {
+    running: 0,
+    maxRunning: 0,
+    executions: 0,
+    instancesCreated: [],
+    instancesFinalized: [],
+    modelsFinalized: 0,
+    cancelledSeen: 0,
+    finalizedWhileRunning: 0,
+  };
 }
 
 function compute(behavior: string, request: BackendRequest, inputs: string[], outputs: string[]): Record<string, Tensor> {

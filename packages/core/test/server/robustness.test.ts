@@ -1,0 +1,244 @@
+import { mkdir, rename, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InferenceError, InferenceServer, type ModelIndexEntry, type ServerOptions } from '@tritium/core';
+import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
+import { TempRepository, testConfig } from '../helpers/repository.js';
+
+// Races, misbehaving listeners and backends, and odd inputs: the server keeps its word.
+let repo: TempRepository | undefined;
+let server: InferenceServer | undefined;
+
+afterEach(async () => {
+  await server?.stop();
+  await repo?.remove();
+  server = repo = undefined;
+});
+
+async function start(models: Parameters<typeof TempRepository.create>[0], options: Partial<ServerOptions> = {}, probe = newProbe()) {
+  repo = await TempRepository.create(models);
+  server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend(probe)], ...options });
+  return server;
+}
+
+const input = { INPUT0: { datatype: 'FP32' as const, shape: [4], data: new Float32Array(4) } };
+const states = (index: ModelIndexEntry[]) => index.map((e) => `${e.name}:${e.version ?? '-'}:${e.state}`);
+
+async function rejection(promise: Promise<unknown>): Promise<InferenceError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(InferenceError);
+  return error as InferenceError;
+}
+
+describe('unloading', () => {
+  it('never finalizes an instance while a cancelled request still runs on it', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'explicit', startupModels: ['m'] }, probe);
+    const controller = new AbortController();
+    const running = server.infer('m', { inputs: input, parameters: { delay_ms: 40 }, signal: controller.signal });
+    await sleep(5);
+    controller.abort();
+    expect((await rejection(running)).code).toBe('CANCELLED');
+    await server.unloadModel('m');
+    expect(probe.instancesFinalized).toEqual(['m_0']);
+    expect(probe.finalizedWhileRunning).toBe(0);
+  });
+
+  it('finishes stop() within the exit timeout even when a model never finishes loading', async () => {
+    repo = await TempRepository.create({ stuck: { config: testConfig({}), versions: { 1: '{"hang": true}' } } });
+    server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend()], modelControlMode: 'explicit', exitTimeoutMs: 50 });
+    void server.loadModel('stuck').catch(() => {});
+    await sleep(5);
+    const started = Date.now();
+    await server.stop();
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('a listener that throws', () => {
+  it('is reported as a warning and breaks neither loads nor unloads', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'explicit' }, probe);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      server.on('modelStateChanged', () => {
+        throw new Error('listener bug');
+      });
+      await server.loadModel('m');
+      await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
+      await server.unloadModel('m');
+      await sleep(10);
+      expect(states(await server.repositoryIndex())).toEqual(['m:1:UNAVAILABLE']);
+      expect(probe.instancesFinalized).toEqual(['m_0']);
+      expect(warnings.some((w) => w.includes('listener bug'))).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
+
+describe('stop() racing other calls', () => {
+  it('refuses a load that was waiting when the server stopped, and leaves nothing loaded', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'explicit' }, probe);
+    const load = server.loadModel('m');
+    const stopped = server.stop();
+    const error = await load.then(() => undefined, (e: unknown) => e);
+    await stopped;
+    if (error) expect((error as InferenceError).code).toBe('UNAVAILABLE');
+    expect(probe.instancesFinalized.length).toBe(probe.instancesCreated.length);
+    expect((await rejection(server.loadModel('m'))).code).toBe('UNAVAILABLE');
+  });
+
+  it('does nothing on pollRepository() after stop()', async () => {
+    const probe = newProbe();
+    const server = await start({}, { modelControlMode: 'poll', pollIntervalMs: 60_000 }, probe);
+    await server.stop();
+    await repo!.write('late', { config: testConfig({}) });
+    await server.pollRepository();
+    expect(probe.instancesCreated).toEqual([]);
+  });
+
+  it('applies loadModel and unloadModel in the order they were called', async () => {
+    const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'explicit' });
+    await Promise.all([server.loadModel('m'), server.unloadModel('m')]);
+    expect(states(await server.repositoryIndex())).toEqual(['m:1:UNAVAILABLE']);
+  });
+});
+
+describe('poll mode edge cases', () => {
+  const poll = { modelControlMode: 'poll' as const, pollIntervalMs: 60_000 };
+
+  it('keeps the old version serving when a new version fails to load, as Triton aborts the whole load', async () => {
+    const server = await start({ m: { config: testConfig({}) } }, poll);
+    await repo!.write('m', { config: testConfig({}), versions: { 2: '{"fail": "broken weights"}' } });
+    await server.pollRepository();
+    const index = await server.repositoryIndex();
+    expect(states(index)).toEqual(['m:1:READY', 'm:2:UNAVAILABLE']);
+    expect(index[1]!.reason).toMatch(/broken weights/);
+    expect((await server.infer('m', { inputs: input })).modelVersion).toBe(1);
+  });
+
+  it('loads a model again when its directory is removed and put back unchanged', async () => {
+    const server = await start({ m: { config: testConfig({}) } }, poll);
+    const away = `${repo!.path}-away`;
+    await rename(join(repo!.path, 'm'), away);
+    await server.pollRepository();
+    expect(await server.isModelReady('m')).toBe(false);
+    await rename(away, join(repo!.path, 'm'));
+    await server.pollRepository();
+    expect(await server.isModelReady('m')).toBe(true);
+  });
+
+  it('does not reload a model whose backend wrote a file beside it while loading', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}), versions: { 1: '{"writeCache": true}' } } }, poll, probe);
+    await server.pollRepository();
+    await server.pollRepository();
+    expect(probe.instancesCreated).toHaveLength(1);
+  });
+
+  it('does not retry a model that failed until its files change', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}), versions: { 1: '{"fail": "bad"}' } } }, poll, probe);
+    const events: string[] = [];
+    server.on('modelStateChanged', (e) => events.push(`${e.version}:${e.state}`));
+    await server.pollRepository();
+    await server.pollRepository();
+    expect(events).toEqual([]);
+  });
+
+  it('refuses and unloads a serving model whose name appears in a second repository', async () => {
+    repo = await TempRepository.create({ m: { config: testConfig({}) } });
+    const other = await TempRepository.create({});
+    try {
+      server = await InferenceServer.start({ modelRepository: [repo.path, other.path], backends: [testBackend()], ...poll });
+      await other.write('m', { config: testConfig({}) });
+      await server.pollRepository();
+      const index = await server.repositoryIndex();
+      expect(index.find((e) => e.version === undefined)!.reason).toMatch(/more than one repository/);
+      expect(await server.isModelReady('m')).toBe(false);
+    } finally {
+      await server?.stop();
+      await other.remove();
+    }
+  });
+
+  it('drops the state of a missing version once the policy no longer names it', async () => {
+    const server = await start({ m: { config: testConfig({ extra: 'version_policy { specific { versions: [1, 9] } }' }) } }, { modelControlMode: 'explicit', startupModels: ['m'] });
+    expect(server.isReady()).toBe(false);
+    await server.loadModel('m', { config: testConfig({ extra: 'version_policy { specific { versions: [1] } }' }) });
+    expect(states(await server.repositoryIndex())).toEqual(['m:1:READY']);
+    expect(server.isReady()).toBe(true);
+  });
+});
+
+describe('repository layout', () => {
+  it('follows symbolic links to model and version directories, and ignores non-canonical version names', async () => {
+    const server = await start({}, { modelControlMode: 'explicit' });
+    const elsewhere = await TempRepository.create({ real: { config: testConfig({}), versions: { 1: '' } } });
+    try {
+      await symlink(join(elsewhere.path, 'real'), join(repo!.path, 'linked'));
+      await symlink(join(elsewhere.path, 'real', '1'), join(elsewhere.path, 'real', '7'));
+      await mkdir(join(elsewhere.path, 'real', '08'));
+      await server.loadModel('linked', { config: testConfig({ extra: 'version_policy { all {} }' }) });
+      expect(states(await server.repositoryIndex())).toEqual(['linked:1:READY', 'linked:7:READY']);
+    } finally {
+      await server.stop();
+      await elsewhere.remove();
+    }
+  });
+
+  it('serves latest {} as Triton does: no version, with the reason', async () => {
+    const server = await start({ m: { config: testConfig({ extra: 'version_policy { latest {} }' }) } });
+    expect((await server.repositoryIndex())[0]!.reason).toMatch(/no version directory to serve under its version policy/);
+  });
+});
+
+describe('odd requests', () => {
+  const optional = `backend: "test"
+input { name: "A" data_type: TYPE_FP32 dims: [ 1 ] }
+input { name: "B" data_type: TYPE_FP32 dims: [ 1 ] optional: true }
+output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }`;
+  const one = { datatype: 'FP32' as const, shape: [1], data: new Float32Array(1) };
+
+  it('reports a missing required input even when an optional one is given', async () => {
+    const server = await start({ m: { config: optional } });
+    expect((await rejection(server.infer('m', { inputs: { B: one } }))).message).toMatch(/missing input 'A'/);
+    await expect(server.infer('m', { inputs: { A: one } })).resolves.toBeTruthy();
+  });
+
+  it('refuses inputs given as a Map', async () => {
+    const server = await start({ m: { config: optional } });
+    const error = await rejection(server.infer('m', { inputs: new Map([['A', one]]) as never }));
+    expect(error.message).toMatch(/`inputs` object/);
+  });
+
+  it('refuses non-finite timeouts and treats one past the timer limit as none', async () => {
+    const server = await start({ m: { config: testConfig({}) } });
+    expect((await rejection(server.infer('m', { inputs: input, timeoutMicroseconds: Infinity }))).code).toBe('INVALID_ARG');
+    await expect(server.infer('m', { inputs: input, timeoutMicroseconds: 3e12, parameters: { delay_ms: 5 } })).resolves.toBeTruthy();
+  });
+
+  it('refuses timer options that setTimeout cannot honour', async () => {
+    repo = await TempRepository.create({});
+    for (const option of [{ pollIntervalMs: Infinity }, { exitTimeoutMs: -1 }, { exitTimeoutMs: 2 ** 40 }]) {
+      const error = await rejection(InferenceServer.start({ modelRepository: repo.path, ...option }));
+      expect(error.message).toMatch(/milliseconds/);
+    }
+  });
+
+  it('gives each variable reshape dimension the size of the matching variable dim', async () => {
+    const server = await start({
+      m: {
+        config: `backend: "test"
+input { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1, 4, -1 ] reshape { shape: [ -1, 2, 2, -1 ] } }
+output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1, 2, 2, -1 ] }`,
+      },
+    });
+    const response = await server.infer('m', { inputs: { INPUT0: { datatype: 'FP32', shape: [3, 4, 5], data: new Float32Array(60) } } });
+    expect(response.outputs.OUTPUT0!.shape).toEqual([3, 2, 2, 5]);
+  });
+});
