@@ -261,9 +261,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     }
     await this.loadAll(scan, [...changed, ...scan.conflicts.keys()]);
     for (const name of this.manager.managedNames()) {
-      if (this.manager.isServing(name) && !scan.models.has(name) && !scan.conflicts.has(name)) {
-        await this.manager.unload(name).catch(() => {});
-      }
+      if (!scan.models.has(name) && !scan.conflicts.has(name)) await this.manager.forget(name).catch(() => {});
     }
   }
 
@@ -272,10 +270,11 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     const failures: InferenceError[] = [];
     await Promise.all(
       names.map(async (name) => {
-        const conflict = scan.conflicts.get(name);
-        const work = conflict ? this.manager.refuse(name, conflict) : this.manager.load(name, () => this.locate(name, scan));
+        // A conflict or a startup name the repository lacks stays in the index as UNAVAILABLE.
+        const refusal = scan.conflicts.get(name) ?? (scan.models.has(name) ? undefined : `model '${name}' is not in the model repository`);
+        const work = refusal ? this.manager.refuse(name, refusal) : this.manager.load(name, () => this.locate(name, scan));
         await work.catch((error) => failures.push(InferenceError.from(error)));
-        if (conflict) failures.push(new InferenceError('INVALID_ARG', conflict));
+        if (refusal) failures.push(new InferenceError('INVALID_ARG', refusal));
       }),
     );
     return failures;

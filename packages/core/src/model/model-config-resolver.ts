@@ -39,13 +39,13 @@ export async function resolveModel(
   if (selection.versions.length === 0) {
     throw new InferenceError('UNAVAILABLE', `model '${source.name}': no version directory to serve under its version policy (found ${source.versions.length ? source.versions.join(', ') : 'none'})`);
   }
-  // Normalization derives the backend from the platform, the model file name or the model name, as Triton does.
-  const backendName = normalizeModelConfig(config).backend || (await guessBackend(source, selection.versions, registry));
+  const backendName = await chooseBackend(config, source, selection.versions, registry);
   const backend = await registry.get(backendName).catch((error: InferenceError) => {
     throw new InferenceError(error.code, `model '${source.name}': ${error.message}`, { cause: error });
   });
-  if (!config.backend) config = { ...config, backend: backendName };
-  const files = selection.versions.map((version) => modelFiles(source, config, backend, version));
+  config = { ...config, backend: backendName };
+  const filename = normalizeModelConfig(config).default_model_filename || backend.defaultModelFilename || '';
+  const files = selection.versions.map((version) => modelFiles(source, filename, version));
   if (backend.autoCompleteConfig) {
     try {
       config = await backend.autoCompleteConfig(config, files[files.length - 1]!);
@@ -73,19 +73,30 @@ async function readConfig(source: ModelSource, override: ModelConfig | string | 
   return parseModelConfig(await readConfigText(source.configPath), source.configPath);
 }
 
-function modelFiles(source: ModelSource, config: ModelConfig, backend: Backend, version: number): ModelFiles {
+function modelFiles(source: ModelSource, filename: string, version: number): ModelFiles {
   const versionDirectory = join(source.directory, String(version));
-  const filename = config.default_model_filename || backend.defaultModelFilename || '';
   return { modelDirectory: source.directory, versionDirectory, modelPath: join(versionDirectory, filename), version };
 }
 
-/** With no backend or platform named, a model file a backend knows decides (Triton's auto-complete). */
-async function guessBackend(source: ModelSource, versions: readonly number[], registry: BackendRegistry): Promise<string> {
+/**
+ * Triton's order for picking a backend: the `backend` field; what the platform or the
+ * model file name says; a model file a backend knows in the version directory; last,
+ * the `<name>.<backend>` naming convention (normalization applies the table and the
+ * convention).
+ */
+async function chooseBackend(config: ModelConfig, source: ModelSource, versions: readonly number[], registry: BackendRegistry): Promise<string> {
+  if (config.backend) return config.backend;
+  if (config.platform || config.default_model_filename) {
+    const derived = normalizeModelConfig(config).backend;
+    if (derived) return derived;
+  }
   const latest = join(source.directory, String(versions[versions.length - 1]));
   const present = new Set(await readdir(latest).catch(() => [] as string[]));
   for (const candidate of await registry.candidates()) {
     if (present.has(candidate.filename)) return candidate.name;
   }
+  const byName = normalizeModelConfig(config).backend;
+  if (byName) return byName;
   throw new InferenceError(
     'INVALID_ARG',
     `model '${source.name}': the config names no backend or platform, and no known model file is in '${latest}'`,

@@ -118,6 +118,14 @@ export class ModelManager {
     });
   }
 
+  /** Poll mode, a model directory gone: unloads what served and drops the model from the index once nothing serves. */
+  forget(name: string): Promise<void> {
+    return this.enqueue(name, async (model) => {
+      if (model.serving.size > 0) await this.retireAll(model);
+      else if (this.models.get(name) === model) this.models.delete(name);
+    });
+  }
+
   unload(name: string): Promise<void> {
     if (!this.models.has(name)) return Promise.reject(new InferenceError('NOT_FOUND', `model '${name}' is not loaded`));
     return this.enqueue(name, (model) => this.retireAll(model));

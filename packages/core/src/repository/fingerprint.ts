@@ -16,12 +16,13 @@ async function collect(root: string, relative: string, parts: string[]): Promise
   const entries = await readdir(join(root, relative), { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
     const path = relative ? join(relative, entry.name) : entry.name;
-    if (entry.isDirectory()) {
+    // stat follows symbolic links, so a linked version directory is looked into too.
+    const info = await stat(join(root, path)).catch(() => undefined);
+    if (info?.isDirectory()) {
       parts.push(`${path}/`);
       await collect(root, path, parts);
-    } else {
-      const info = await stat(join(root, path)).catch(() => undefined);
-      if (info) parts.push(`${path} ${info.size} ${info.mtimeMs}`);
+    } else if (info) {
+      parts.push(`${path} ${info.size} ${info.mtimeMs}`);
     }
   }
 }

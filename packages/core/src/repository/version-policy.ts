@@ -12,7 +12,11 @@ export function selectVersions(policy: ModelConfig['version_policy'], available:
   const sorted = [...available].sort((a, b) => a - b);
   // No policy at all means Triton's default, the latest one version.
   if (!policy) return { versions: sorted.slice(-1), missing: [] };
-  if (policy.all) return { versions: sorted, missing: [] };
+  if (policy.latest) {
+    // latest {} is num_versions 0 (the proto default): nothing, as in Triton.
+    const count = Number(policy.latest.num_versions ?? 0);
+    return { versions: count > 0 ? sorted.slice(-count) : [], missing: [] };
+  }
   if (policy.specific) {
     const wanted = [...new Set((policy.specific.versions ?? []).map(Number))].sort((a, b) => a - b);
     return {
@@ -20,6 +24,6 @@ export function selectVersions(policy: ModelConfig['version_policy'], available:
       missing: wanted.filter((v) => !sorted.includes(v)),
     };
   }
-  const count = Number(policy.latest?.num_versions ?? 0);
-  return { versions: count > 0 ? sorted.slice(-count) : [], missing: [] };
+  // `all {}`, and a policy with no member set, which Triton also reads as all.
+  return { versions: sorted, missing: [] };
 }

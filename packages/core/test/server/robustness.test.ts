@@ -1,4 +1,4 @@
-import { mkdir, rename, symlink } from 'node:fs/promises';
+import { mkdir, rename, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InferenceError, InferenceServer, type ModelIndexEntry, type ServerOptions } from '@tritium/core';
@@ -191,9 +191,56 @@ describe('repository layout', () => {
     }
   });
 
+  it('reads a version_policy with no member as all versions, as Triton does', async () => {
+    const server = await start({ m: { config: testConfig({ extra: 'version_policy { }' }), versions: { 1: '', 2: '' } } });
+    expect(states(await server.repositoryIndex())).toEqual(['m:1:READY', 'm:2:READY']);
+  });
+
+  it('prefers a known model file over the <name>.<backend> convention', async () => {
+    const server = await start({ 'resnet.v1': { versions: { 1: JSON.stringify({ input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [4] }], output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [4] }] }) } } });
+    expect((await server.modelConfig('resnet.v1')).backend).toBe('test');
+  });
+
   it('serves latest {} as Triton does: no version, with the reason', async () => {
     const server = await start({ m: { config: testConfig({ extra: 'version_policy { latest {} }' }) } });
     expect((await server.repositoryIndex())[0]!.reason).toMatch(/no version directory to serve under its version policy/);
+  });
+});
+
+describe('startup and poll bookkeeping', () => {
+  it('keeps a startup model that the repository lacks in the index, so the server is not ready', async () => {
+    const server = await start({ a: { config: testConfig({}) } }, { modelControlMode: 'explicit', startupModels: ['a', 'ghost'] });
+    const index = await server.repositoryIndex();
+    expect(states(index)).toEqual(['a:1:READY', 'ghost:-:UNAVAILABLE']);
+    expect(index[1]!.reason).toMatch(/not in the model repository/);
+    expect(server.isReady()).toBe(false);
+  });
+
+  it('drops a failed model from the index once its directory is gone', async () => {
+    const server = await start({ bad: { config: 'max_batch_size: oops' }, good: { config: testConfig({}) } }, { modelControlMode: 'poll', pollIntervalMs: 60_000 });
+    expect(server.isReady()).toBe(false);
+    await repo!.removeModel('bad');
+    await server.pollRepository();
+    expect(states(await server.repositoryIndex())).toEqual(['good:1:READY']);
+    expect(server.isReady()).toBe(true);
+  });
+
+  it('notices a change inside a linked version directory', async () => {
+    const probe = newProbe();
+    const elsewhere = await TempRepository.create({ src: { versions: { 1: '' } } });
+    try {
+      const server = await start({ m: { config: testConfig({}), versions: {} } }, { modelControlMode: 'poll', pollIntervalMs: 60_000 }, probe);
+      await symlink(join(elsewhere.path, 'src', '1'), join(repo!.path, 'm', '1'));
+      await server.pollRepository();
+      expect(probe.instancesCreated).toHaveLength(1);
+      await writeFile(join(elsewhere.path, 'src', '1', 'model.test'), '{}');
+      await utimes(join(elsewhere.path, 'src', '1', 'model.test'), new Date(Date.now() + 5000), new Date(Date.now() + 5000));
+      await server.pollRepository();
+      expect(probe.instancesCreated).toHaveLength(2);
+    } finally {
+      await server?.stop();
+      await elsewhere.remove();
+    }
   });
 });
 
