@@ -35,15 +35,18 @@ export function scatterBatchOutputs(
   requests: readonly BackendRequest[],
   outputs: Readonly<Record<string, Tensor>>,
 ): Record<string, Tensor>[] {
-  if (requests.length === 1) return [{ ...outputs }];
   const total = requests.reduce((sum, request) => sum + request.batchSize, 0);
   const perRequest = requests.map(() => ({}) as Record<string, Tensor>);
   for (const [name, tensor] of Object.entries(outputs)) {
     if (tensor.shape[0] !== total) {
       throw new InferenceError(
         'INTERNAL',
-        `output '${name}': batch dimension is ${tensor.shape[0]}, expected ${total} for ${requests.length} requests`,
+        `model '${requests[0]!.modelName}' output '${name}': batch dimension is ${tensor.shape[0]}, expected ${total} for ${requests.length} request(s)`,
       );
+    }
+    if (requests.length === 1) {
+      perRequest[0]![name] = tensor;
+      continue;
     }
     const rowSize = total === 0 ? 0 : elementCount(tensor.shape) / total;
     let offset = 0;

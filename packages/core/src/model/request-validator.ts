@@ -72,7 +72,8 @@ export class RequestValidator {
     return {
       id: request.id ?? String(++nextRequestId),
       inputs,
-      requestedOutputs: request.outputs ? this.checkOutputs(request.outputs) : this.allOutputs,
+      // As in Triton, no requested outputs (absent or empty) means all of them.
+      requestedOutputs: request.outputs?.length ? this.checkOutputs(request.outputs) : this.allOutputs,
       batchSize: batchSize === -1 ? 1 : batchSize,
       parameters: request.parameters ?? NO_PARAMETERS,
       priority: this.nonNegative('priority', request.priority),

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Backend, BackendInstance, BackendModel, ModelContext } from '../backend/backend.js';
+import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import { ModelStatisticsRecorder } from '../observability/statistics.js';
 import { DefaultScheduler } from '../scheduling/default-scheduler.js';
@@ -60,9 +60,7 @@ export class ServedModelVersion {
     const statistics = new ModelStatisticsRecorder(context.name, context.version);
     const decoupled = isDecoupled(context);
     const names = instanceNames(context);
-    const created = await Promise.allSettled(
-      names.map(({ name, kind }) => model.createInstance({ name, kind })),
-    );
+    const created = await Promise.allSettled(names.map((instance) => model.createInstance(instance)));
     const failure = created.find((result) => result.status === 'rejected');
     const instances = created.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     try {
@@ -121,8 +119,12 @@ function isDecoupled(context: ModelContext): boolean {
   return context.config.model_transaction_policy?.decoupled ?? false;
 }
 
-/** Triton's instance names: the group's name, suffixed `_<index>` when the group has several. */
-function instanceNames(context: ModelContext): Array<{ name: string; kind: string }> {
+/**
+ * Every instance of every instance group: `count` per group, named after the group and
+ * suffixed `_<index>` when the group makes several (as Triton). GPU groups never get
+ * here: validation refuses them, as this machine has no GPU to give a device id.
+ */
+function instanceNames(context: ModelContext): InstanceContext[] {
   const groups = context.config.instance_group ?? [];
   return groups.flatMap((group, g) => {
     const count = Number(group.count ?? 1);
@@ -134,7 +136,6 @@ function instanceNames(context: ModelContext): Array<{ name: string; kind: strin
   });
 }
 
-/** Finalizes instances, then the model; a failure is reported as a process warning, as nothing is left to fail. */
 async function finalizeAll(instances: readonly BackendInstance[], model: BackendModel): Promise<void> {
   const results = await Promise.allSettled(instances.map(async (instance) => instance.finalize?.()));
   results.push(...(await Promise.allSettled([(async () => model.finalize?.())()])));

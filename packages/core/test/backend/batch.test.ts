@@ -41,6 +41,7 @@ describe('gatherBatchInput / scatterBatchOutputs', () => {
     expect(() => gatherBatchInput(mixed, 'X')).toThrow(/cannot batch shape \[1,3\]/);
     expect(() => gatherBatchInput(mixed, 'Z')).toThrow(/has no input 'Z'/);
     const two = [request({ X: rows(1, 2, 0) }, 1), request({ X: rows(1, 2, 0) }, 1)];
-    expect(() => scatterBatchOutputs(two, { Y: rows(3, 2, 0) })).toThrow(/batch dimension is 3, expected 2/);
+    expect(() => scatterBatchOutputs(two, { Y: rows(3, 2, 0) })).toThrow(/model 'm' output 'Y': batch dimension is 3, expected 2/);
+    expect(() => scatterBatchOutputs([request({ X: rows(1, 2, 0) }, 1)], { Y: rows(2, 2, 0) })).toThrow(/batch dimension is 2, expected 1/);
   });
 });

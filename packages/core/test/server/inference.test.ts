@@ -49,6 +49,12 @@ describe('infer()', () => {
     expect(Object.keys(response.outputs)).toEqual(['OUTPUT1']);
   });
 
+  it('returns every output when the requested list is empty, as Triton', async () => {
+    const { server } = await serve({ id: { config: testConfig({ inputs: 2 }) } });
+    const response = await server.infer('id', { inputs: { INPUT0: fp32([4]), INPUT1: fp32([4]) }, outputs: [] });
+    expect(Object.keys(response.outputs).sort()).toEqual(['OUTPUT0', 'OUTPUT1']);
+  });
+
   it('accepts a batch up to max_batch_size', async () => {
     const { server } = await serve({ id: { config: testConfig({ maxBatchSize: 8 }) } });
     const response = await server.infer('id', { inputs: { INPUT0: fp32([3, 4]) } });
