@@ -1,21 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InferenceError, InferenceServer, type InferRequest } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
-import { TempRepository, testConfig } from '../helpers/repository.js';
+import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
+import { useServerFixture } from '../helpers/server-fixture.js';
 
-let repo: TempRepository | undefined;
-let server: InferenceServer | undefined;
+const fx = useServerFixture();
 
-afterEach(async () => {
-  await server?.stop();
-  await repo?.remove();
-  server = repo = undefined;
-});
-
-async function serve(models: Parameters<typeof TempRepository.create>[0], probe = newProbe()) {
-  repo = await TempRepository.create(models);
-  server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend(probe)] });
-  return { server, probe };
+async function serve(models: Record<string, TestModel>, probe = newProbe()) {
+  return { server: await fx.start(models, {}, probe), probe };
 }
 
 const fp32 = (shape: number[], values?: number[]) => ({
@@ -240,8 +232,8 @@ describe('stop()', () => {
   });
 
   it('fails what is left after the exit timeout with UNAVAILABLE', async () => {
-    repo = await TempRepository.create({ m: { config: testConfig({}) } });
-    server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend()], exitTimeoutMs: 30 });
+    fx.repo = await TempRepository.create({ m: { config: testConfig({}) } });
+    const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [testBackend()], exitTimeoutMs: 30 }));
     const slow = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 200 } });
     const queued = server.infer('m', { inputs: { INPUT0: fp32([4]) } });
     const outcomes = Promise.all([

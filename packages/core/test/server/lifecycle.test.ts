@@ -1,33 +1,16 @@
 import { mkdir, writeFile, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { InferenceError, InferenceServer, type ModelIndexEntry, type ServerOptions } from '@tritium/core';
+import { describe, expect, it } from 'vitest';
+import { InferenceServer, type ServerOptions } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig } from '../helpers/repository.js';
+import { rejection, states, useServerFixture } from '../helpers/server-fixture.js';
 
-let repo: TempRepository | undefined;
-let server: InferenceServer | undefined;
+const fx = useServerFixture();
 
-afterEach(async () => {
-  await server?.stop();
-  await repo?.remove();
-  server = repo = undefined;
-});
-
-async function start(models: Parameters<typeof TempRepository.create>[0], options: Partial<ServerOptions> = {}, probe = newProbe()) {
-  repo = await TempRepository.create(models);
-  server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend(probe)], ...options });
-  return server;
-}
+const start = fx.start;
 
 const input = { INPUT0: { datatype: 'FP32' as const, shape: [4], data: new Float32Array(4) } };
-const states = (index: ModelIndexEntry[]) => index.map((e) => `${e.name}:${e.version ?? '-'}:${e.state}`);
-
-async function rejection(promise: Promise<unknown>): Promise<InferenceError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(InferenceError);
-  return error as InferenceError;
-}
 
 describe('model repository and lifecycle', () => {
   it('loads every model in mode none and reports READY', async () => {
@@ -59,8 +42,8 @@ describe('model repository and lifecycle', () => {
   });
 
   it('refuses to start with continueOnLoadError: false when a model fails', async () => {
-    repo = await TempRepository.create({ bad: { config: 'backend: "test"\nbogus_field: 1' } });
-    const error = await rejection(InferenceServer.start({ modelRepository: repo.path, backends: [testBackend()], continueOnLoadError: false }));
+    fx.repo = await TempRepository.create({ bad: { config: 'backend: "test"\nbogus_field: 1' } });
+    const error = await rejection(InferenceServer.start({ modelRepository: fx.repo.path, backends: [testBackend()], continueOnLoadError: false }));
     expect(error.message).toMatch(/bogus_field/);
   });
 
@@ -71,22 +54,22 @@ describe('model repository and lifecycle', () => {
   });
 
   it('serves the model from a repository in a list of several, and refuses a name found twice', async () => {
-    repo = await TempRepository.create({ a: { config: testConfig({}) }, dup: { config: testConfig({}) } });
+    fx.repo = await TempRepository.create({ a: { config: testConfig({}) }, dup: { config: testConfig({}) } });
     const other = await TempRepository.create({ b: { config: testConfig({}) }, dup: { config: testConfig({}) } });
     try {
-      server = await InferenceServer.start({ modelRepository: [repo.path, other.path], backends: [testBackend()] });
+      const server = (fx.server = await InferenceServer.start({ modelRepository: [fx.repo.path, other.path], backends: [testBackend()] }));
       const index = await server.repositoryIndex();
       expect(states(index)).toEqual(['a:1:READY', 'b:1:READY', 'dup:-:UNAVAILABLE']);
       expect(index.find((e) => e.name === 'dup')!.reason).toMatch(/more than one repository/);
     } finally {
-      await server?.stop();
+      await fx.server?.stop();
       await other.remove();
     }
   });
 
   it('ignores non-numeric version directories', async () => {
     const server = await start({ m: { config: testConfig({}), versions: { 1: '', 3: '' } } });
-    await mkdir(join(repo!.path, 'm', 'latest'));
+    await mkdir(join(fx.repo!.path, 'm', 'latest'));
     expect(states(await server.repositoryIndex())).toEqual(['m:3:READY']);
   });
 
@@ -130,11 +113,11 @@ describe('model repository and lifecycle', () => {
   });
 
   it('uses configs/<name>.pbtxt when modelConfigName selects it', async () => {
-    repo = await TempRepository.create({ m: { config: testConfig({ count: 1 }) } });
-    await mkdir(join(repo.path, 'm', 'configs'));
-    await writeFile(join(repo.path, 'm', 'configs', 'big.pbtxt'), testConfig({ count: 3 }));
+    fx.repo = await TempRepository.create({ m: { config: testConfig({ count: 1 }) } });
+    await mkdir(join(fx.repo.path, 'm', 'configs'));
+    await writeFile(join(fx.repo.path, 'm', 'configs', 'big.pbtxt'), testConfig({ count: 3 }));
     const probe = newProbe();
-    server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend(probe)], modelConfigName: 'big' });
+    fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [testBackend(probe)], modelConfigName: 'big' });
     expect(probe.instancesCreated).toHaveLength(3);
   });
 
@@ -154,8 +137,8 @@ describe('model repository and lifecycle', () => {
   });
 
   it('emits a state event for each change', async () => {
-    repo = await TempRepository.create({ m: { config: testConfig({}) } });
-    server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend()], modelControlMode: 'explicit' });
+    fx.repo = await TempRepository.create({ m: { config: testConfig({}) } });
+    const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [testBackend()], modelControlMode: 'explicit' }));
     const seen: string[] = [];
     server.on('modelStateChanged', (e) => seen.push(`${e.name}:${e.version}:${e.state}`));
     await server.loadModel('m');
@@ -229,13 +212,13 @@ describe('poll mode', () => {
 
   it('loads new models, reloads changed ones and unloads removed ones', async () => {
     const server = await start({ a: { config: testConfig({}) } }, { modelControlMode: 'poll', pollIntervalMs: 60_000 });
-    await repo!.write('b', { config: testConfig({}) });
+    await fx.repo!.write('b', { config: testConfig({}) });
     await server.pollRepository();
     expect(states(await server.repositoryIndex())).toEqual(['a:1:READY', 'b:1:READY']);
-    await repo!.write('a', { config: testConfig({}), versions: { 2: '' } });
+    await fx.repo!.write('a', { config: testConfig({}), versions: { 2: '' } });
     await server.pollRepository();
     expect(states(await server.repositoryIndex())).toEqual(['a:1:UNAVAILABLE', 'a:2:READY', 'b:1:READY']);
-    await repo!.removeModel('b');
+    await fx.repo!.removeModel('b');
     await server.pollRepository();
     expect(states(await server.repositoryIndex())).toEqual(['a:1:UNAVAILABLE', 'a:2:READY', 'b:1:UNAVAILABLE']);
   });
@@ -253,8 +236,8 @@ describe('poll mode', () => {
     });
     for (let i = 0; i < 3; i++) {
       await sleep(20);
-      await repo!.write('m', { config: testConfig({ count: 2, extra: `# edit ${i}` }) });
-      await touch(join(repo!.path, 'm', 'config.pbtxt'));
+      await fx.repo!.write('m', { config: testConfig({ count: 2, extra: `# edit ${i}` }) });
+      await touch(join(fx.repo!.path, 'm', 'config.pbtxt'));
       await server.pollRepository();
     }
     await sleep(20);
@@ -268,7 +251,7 @@ describe('poll mode', () => {
 
   it('keeps the old model serving when a reload fails', async () => {
     const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'poll', pollIntervalMs: 60_000 });
-    await writeFile(join(repo!.path, 'm', 'config.pbtxt'), 'backend: "test"\ninput { name: ');
+    await writeFile(join(fx.repo!.path, 'm', 'config.pbtxt'), 'backend: "test"\ninput { name: ');
     await server.pollRepository();
     await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
     const [entry] = await server.repositoryIndex();
@@ -277,7 +260,7 @@ describe('poll mode', () => {
 
   it('polls on its own at the interval', async () => {
     const server = await start({}, { modelControlMode: 'poll', pollIntervalMs: 20 });
-    await repo!.write('late', { config: testConfig({}) });
+    await fx.repo!.write('late', { config: testConfig({}) });
     for (let i = 0; i < 100 && !(await server.isModelReady('late')); i++) await sleep(10);
     expect(await server.isModelReady('late')).toBe(true);
   });

@@ -1,34 +1,17 @@
 import { mkdir, rename, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { InferenceError, InferenceServer, type ModelIndexEntry, type ServerOptions } from '@tritium/core';
+import { describe, expect, it } from 'vitest';
+import { InferenceError, InferenceServer } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig } from '../helpers/repository.js';
+import { rejection, states, useServerFixture } from '../helpers/server-fixture.js';
 
 // Races, misbehaving listeners and backends, and odd inputs: the server keeps its word.
-let repo: TempRepository | undefined;
-let server: InferenceServer | undefined;
+const fx = useServerFixture();
 
-afterEach(async () => {
-  await server?.stop();
-  await repo?.remove();
-  server = repo = undefined;
-});
-
-async function start(models: Parameters<typeof TempRepository.create>[0], options: Partial<ServerOptions> = {}, probe = newProbe()) {
-  repo = await TempRepository.create(models);
-  server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend(probe)], ...options });
-  return server;
-}
+const start = fx.start;
 
 const input = { INPUT0: { datatype: 'FP32' as const, shape: [4], data: new Float32Array(4) } };
-const states = (index: ModelIndexEntry[]) => index.map((e) => `${e.name}:${e.version ?? '-'}:${e.state}`);
-
-async function rejection(promise: Promise<unknown>): Promise<InferenceError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(InferenceError);
-  return error as InferenceError;
-}
 
 describe('unloading', () => {
   it('never finalizes an instance while a cancelled request still runs on it', async () => {
@@ -45,8 +28,8 @@ describe('unloading', () => {
   });
 
   it('finishes stop() within the exit timeout even when a model never finishes loading', async () => {
-    repo = await TempRepository.create({ stuck: { config: testConfig({}), versions: { 1: '{"hang": true}' } } });
-    server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend()], modelControlMode: 'explicit', exitTimeoutMs: 50 });
+    fx.repo = await TempRepository.create({ stuck: { config: testConfig({}), versions: { 1: '{"hang": true}' } } });
+    const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [testBackend()], modelControlMode: 'explicit', exitTimeoutMs: 50 }));
     void server.loadModel('stuck').catch(() => {});
     await sleep(5);
     const started = Date.now();
@@ -96,7 +79,7 @@ describe('stop() racing other calls', () => {
     const probe = newProbe();
     const server = await start({}, { modelControlMode: 'poll', pollIntervalMs: 60_000 }, probe);
     await server.stop();
-    await repo!.write('late', { config: testConfig({}) });
+    await fx.repo!.write('late', { config: testConfig({}) });
     await server.pollRepository();
     expect(probe.instancesCreated).toEqual([]);
   });
@@ -113,7 +96,7 @@ describe('poll mode edge cases', () => {
 
   it('keeps the old version serving when a new version fails to load, as Triton aborts the whole load', async () => {
     const server = await start({ m: { config: testConfig({}) } }, poll);
-    await repo!.write('m', { config: testConfig({}), versions: { 2: '{"fail": "broken weights"}' } });
+    await fx.repo!.write('m', { config: testConfig({}), versions: { 2: '{"fail": "broken weights"}' } });
     await server.pollRepository();
     const index = await server.repositoryIndex();
     expect(states(index)).toEqual(['m:1:READY', 'm:2:UNAVAILABLE']);
@@ -123,11 +106,11 @@ describe('poll mode edge cases', () => {
 
   it('loads a model again when its directory is removed and put back unchanged', async () => {
     const server = await start({ m: { config: testConfig({}) } }, poll);
-    const away = `${repo!.path}-away`;
-    await rename(join(repo!.path, 'm'), away);
+    const away = `${fx.repo!.path}-away`;
+    await rename(join(fx.repo!.path, 'm'), away);
     await server.pollRepository();
     expect(await server.isModelReady('m')).toBe(false);
-    await rename(away, join(repo!.path, 'm'));
+    await rename(away, join(fx.repo!.path, 'm'));
     await server.pollRepository();
     expect(await server.isModelReady('m')).toBe(true);
   });
@@ -151,17 +134,17 @@ describe('poll mode edge cases', () => {
   });
 
   it('refuses and unloads a serving model whose name appears in a second repository', async () => {
-    repo = await TempRepository.create({ m: { config: testConfig({}) } });
+    fx.repo = await TempRepository.create({ m: { config: testConfig({}) } });
     const other = await TempRepository.create({});
     try {
-      server = await InferenceServer.start({ modelRepository: [repo.path, other.path], backends: [testBackend()], ...poll });
+      const server = (fx.server = await InferenceServer.start({ modelRepository: [fx.repo.path, other.path], backends: [testBackend()], ...poll }));
       await other.write('m', { config: testConfig({}) });
       await server.pollRepository();
       const index = await server.repositoryIndex();
       expect(index.find((e) => e.version === undefined)!.reason).toMatch(/more than one repository/);
       expect(await server.isModelReady('m')).toBe(false);
     } finally {
-      await server?.stop();
+      await fx.server?.stop();
       await other.remove();
     }
   });
@@ -180,7 +163,7 @@ describe('repository layout', () => {
     const server = await start({}, { modelControlMode: 'explicit' });
     const elsewhere = await TempRepository.create({ real: { config: testConfig({}), versions: { 1: '' } } });
     try {
-      await symlink(join(elsewhere.path, 'real'), join(repo!.path, 'linked'));
+      await symlink(join(elsewhere.path, 'real'), join(fx.repo!.path, 'linked'));
       await symlink(join(elsewhere.path, 'real', '1'), join(elsewhere.path, 'real', '7'));
       await mkdir(join(elsewhere.path, 'real', '08'));
       await server.loadModel('linked', { config: testConfig({ extra: 'version_policy { all {} }' }) });
@@ -219,7 +202,7 @@ describe('startup and poll bookkeeping', () => {
   it('drops a failed model from the index once its directory is gone', async () => {
     const server = await start({ bad: { config: 'max_batch_size: oops' }, good: { config: testConfig({}) } }, { modelControlMode: 'poll', pollIntervalMs: 60_000 });
     expect(server.isReady()).toBe(false);
-    await repo!.removeModel('bad');
+    await fx.repo!.removeModel('bad');
     await server.pollRepository();
     expect(states(await server.repositoryIndex())).toEqual(['good:1:READY']);
     expect(server.isReady()).toBe(true);
@@ -230,7 +213,7 @@ describe('startup and poll bookkeeping', () => {
     const elsewhere = await TempRepository.create({ src: { versions: { 1: '' } } });
     try {
       const server = await start({ m: { config: testConfig({}), versions: {} } }, { modelControlMode: 'poll', pollIntervalMs: 60_000 }, probe);
-      await symlink(join(elsewhere.path, 'src', '1'), join(repo!.path, 'm', '1'));
+      await symlink(join(elsewhere.path, 'src', '1'), join(fx.repo!.path, 'm', '1'));
       await server.pollRepository();
       expect(probe.instancesCreated).toHaveLength(1);
       await writeFile(join(elsewhere.path, 'src', '1', 'model.test'), '{}');
@@ -238,7 +221,7 @@ describe('startup and poll bookkeeping', () => {
       await server.pollRepository();
       expect(probe.instancesCreated).toHaveLength(2);
     } finally {
-      await server?.stop();
+      await fx.server?.stop();
       await elsewhere.remove();
     }
   });
@@ -270,9 +253,9 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }`;
   });
 
   it('refuses timer options that setTimeout cannot honour', async () => {
-    repo = await TempRepository.create({});
+    fx.repo = await TempRepository.create({});
     for (const option of [{ pollIntervalMs: Infinity }, { exitTimeoutMs: -1 }, { exitTimeoutMs: 2 ** 40 }]) {
-      const error = await rejection(InferenceServer.start({ modelRepository: repo.path, ...option }));
+      const error = await rejection(InferenceServer.start({ modelRepository: fx.repo.path, ...option }));
       expect(error.message).toMatch(/milliseconds/);
     }
   });
