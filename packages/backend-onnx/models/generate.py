@@ -241,6 +241,34 @@ def mlp() -> None:
         f.write("\n")
 
 
+def externalize(tensors, location: str) -> bytes:
+    """Moves the tensors' bytes into one external data file, at fixed offsets; returns its content."""
+    data = bytearray()
+    for t in tensors:
+        raw = t.raw_data if t.HasField("raw_data") else numpy_helper.to_array(t).tobytes()
+        while len(data) % 64:
+            data.append(0)
+        offset = len(data)
+        data += raw
+        onnx.external_data_helper.set_external_data(t, location=location, offset=offset, length=len(raw))
+        t.ClearField("raw_data")
+        t.ClearField("float_data")
+        t.data_location = TensorProto.EXTERNAL
+    return bytes(data)
+
+
+def save_directory(m: onnx.ModelProto, name: str, files: dict[str, bytes]) -> None:
+    """Writes `<name>.onnx/` holding model.onnx and the given external data files."""
+    d = os.path.join(HERE, f"{name}.onnx")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString(deterministic=True))
+    for file, content in files.items():
+        with open(os.path.join(d, file), "wb") as f:
+            f.write(content)
+
+
 def external_weights() -> None:
     """A model.onnx directory: model.onnx plus external_weights.bin.
 
@@ -259,27 +287,102 @@ def external_weights() -> None:
         initializer=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")],
     )
     m = model(g)
-    # Move every initializer's bytes into one external file, at fixed offsets.
-    data = bytearray()
-    for t in m.graph.initializer:
-        raw = t.raw_data if t.HasField("raw_data") else numpy_helper.to_array(t).tobytes()
-        while len(data) % 64:
-            data.append(0)
-        offset = len(data)
-        data += raw
-        onnx.external_data_helper.set_external_data(
-            t, location="external_weights.bin", offset=offset, length=len(raw)
+    save_directory(m, "external_weights", {"external_weights.bin": externalize(m.graph.initializer, "external_weights.bin")})
+
+
+def external_subgraph() -> None:
+    """A model.onnx directory whose only external tensors are in If branches (subgraphs).
+
+    OUTPUT0 [batch, 4] = INPUT0 + W with W = [1, 2, 3, 4] (the then branch; the
+    condition is a constant true). The else branch subtracts its own V = [10, 20, 30, 40].
+    """
+    def branch(name: str, op: str, weight: str, values: list) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node(op, ["INPUT0", weight], [f"{name}_out"])],
+            name,
+            [],
+            [helper.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, ["batch", 4])],
+            initializer=[numpy_helper.from_array(np.array(values, dtype=np.float32), weight)],
         )
-        t.ClearField("raw_data")
-        t.ClearField("float_data")
-        t.data_location = TensorProto.EXTERNAL
-    d = os.path.join(HERE, "external_weights.onnx")
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(m.SerializeToString(deterministic=True))
-    with open(os.path.join(d, "external_weights.bin"), "wb") as f:
-        f.write(bytes(data))
+
+    then_branch = branch("then", "Add", "W", [1, 2, 3, 4])
+    else_branch = branch("else", "Sub", "V", [10, 20, 30, 40])
+    g = helper.make_graph(
+        [helper.make_node("If", ["cond"], ["OUTPUT0"], then_branch=then_branch, else_branch=else_branch)],
+        "external_subgraph",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, ["batch", 4])],
+        initializer=[numpy_helper.from_array(np.array(True), "cond")],
+    )
+    m = model(g)
+    attributes = {a.name: a.g for a in m.graph.node[0].attribute}
+    data = externalize([*attributes["then_branch"].initializer, *attributes["else_branch"].initializer], "branch_weights.bin")
+    save_directory(m, "external_subgraph", {"branch_weights.bin": data})
+
+
+def metadata_location() -> None:
+    """OUTPUT0 = INPUT0 + 1 [batch, 1], with metadata_props { key: "location" value: "Paris" }
+    (a string entry that is not external data)."""
+    g = helper.make_graph(
+        [helper.make_node("Add", ["INPUT0", "one"], ["OUTPUT0"])],
+        "metadata_location",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["batch", 1])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, ["batch", 1])],
+        initializer=[numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")],
+    )
+    m = model(g)
+    helper.set_model_props(m, {"location": "Paris"})
+    save(m, "metadata_location")
+
+
+def reduce_sum() -> None:
+    """A scalar output: OUTPUT0 [] = sum of INPUT0 [n]."""
+    g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["INPUT0"], ["OUTPUT0"], keepdims=0)],
+        "reduce_sum",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, [])],
+    )
+    save(model(g), "reduce_sum")
+
+
+def unsqueeze() -> None:
+    """OUTPUT0 [batch, 1, n] = INPUT0 [batch, n] with a unit axis inserted."""
+    g = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["INPUT0", "axes"], ["OUTPUT0"])],
+        "unsqueeze",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["batch", "n"])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, ["batch", 1, "n"])],
+        initializer=[numpy_helper.from_array(np.array([1], dtype=np.int64), "axes")],
+    )
+    save(model(g), "unsqueeze")
+
+
+def concat_rows() -> None:
+    """An output whose first dimension is not the batch: OUTPUT0 [2 * batch, 3] = INPUT0 stacked twice."""
+    g = helper.make_graph(
+        [helper.make_node("Concat", ["INPUT0", "INPUT0"], ["OUTPUT0"], axis=0)],
+        "concat_rows",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, ["rows", 3])],
+    )
+    save(model(g), "concat_rows")
+
+
+def overridable_initializer() -> None:
+    """OUTPUT0 [4] = INPUT0 [4] + B [4], where B is a graph input with an initializer
+    (Triton's overridable initializer; default [1, 2, 3, 4])."""
+    g = helper.make_graph(
+        [helper.make_node("Add", ["INPUT0", "B"], ["OUTPUT0"])],
+        "overridable_initializer",
+        [
+            helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, [4]),
+            helper.make_tensor_value_info("B", TensorProto.FLOAT, [4]),
+        ],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, [4])],
+        initializer=[numpy_helper.from_array(np.array([1, 2, 3, 4], dtype=np.float32), "B")],
+    )
+    save(model(g), "overridable_initializer")
 
 
 def main() -> None:
@@ -290,6 +393,12 @@ def main() -> None:
     tiny()
     mlp()
     external_weights()
+    external_subgraph()
+    metadata_location()
+    reduce_sum()
+    unsqueeze()
+    concat_rows()
+    overridable_initializer()
 
 
 if __name__ == "__main__":

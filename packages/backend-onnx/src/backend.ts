@@ -66,7 +66,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
       try {
         completed = autoCompleteFromSignature(view, signatureOf(session, name), defaultMaxBatchSize);
       } finally {
-        await releaseSession(session);
+        await releaseSession(runtime, session);
       }
       if (!completed.platform && (!completed.backend || completed.backend === 'onnxruntime')) completed = { ...completed, platform: 'onnxruntime_onnx' };
       if (!completed.backend) completed = { ...completed, backend: 'onnxruntime' };

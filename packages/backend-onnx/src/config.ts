@@ -59,14 +59,17 @@ export function parameter(config: ConfigView, key: string): string | undefined {
   return entry?.string_value;
 }
 
-/** Reads a Triton boolean parameter: "1"/"true"/"on"/"yes" or "0"/"false"/"off"/"no". */
+/**
+ * Reads a boolean parameter as Triton's ParseBoolValue does: "true"/"on"/"1" or
+ * "false"/"off"/"0", in any case. Absent or blank: the fallback.
+ */
 export function booleanParameter(config: ConfigView, key: string, fallback: boolean): boolean {
   const value = parameter(config, key);
   if (value === undefined || value.trim() === '') return fallback;
   const v = value.trim().toLowerCase();
-  if (['1', 'true', 'on', 'yes'].includes(v)) return true;
-  if (['0', 'false', 'off', 'no'].includes(v)) return false;
-  throw invalidParameter(config, key, value, 'a boolean ("1"/"true" or "0"/"false")');
+  if (v === 'true' || v === 'on' || v === '1') return true;
+  if (v === 'false' || v === 'off' || v === '0') return false;
+  throw invalidParameter(config, key, value, 'a boolean ("true"/"on"/"1" or "false"/"off"/"0")');
 }
 
 /** Reads an integer parameter; undefined when absent or empty. */

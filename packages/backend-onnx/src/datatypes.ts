@@ -43,19 +43,14 @@ const FROM_ORT: Readonly<Record<string, DataType>> = Object.fromEntries(
   Object.entries(TO_ORT).map(([wire, ort]) => [ort, wire as DataType]),
 );
 
-/** The onnxruntime element type of a Triton datatype; undefined where there is none (BF16). */
-export function ortTypeOf(datatype: DataType): OrtElementType | undefined {
-  return (TO_ORT as Record<string, OrtElementType | undefined>)[datatype];
-}
-
 /** The Triton datatype of an onnxruntime element type; undefined for types Triton does not map. */
 export function dataTypeOfOrt(type: string): DataType | undefined {
   return FROM_ORT[type];
 }
 
-/** Like ortTypeOf, but an unmapped datatype is an UNSUPPORTED error naming the tensor. */
+/** The onnxruntime element type of a Triton datatype; an unmapped one (BF16) is an UNSUPPORTED error naming the tensor. */
 export function requireOrtType(datatype: DataType, what: string): OrtElementType {
-  const type = ortTypeOf(datatype);
+  const type = (TO_ORT as Record<string, OrtElementType | undefined>)[datatype];
   if (!type) {
     throw new InferenceError(
       'UNSUPPORTED',

@@ -1,11 +1,23 @@
-import { InferenceError, dataTypeFromConfig, gatherBatchInput, scatterBatchOutputs } from '@tritium/core';
-import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor } from '@tritium/core';
+import { InferenceError, dataTypeFromConfig, elementCount, gatherBatchInput, scatterBatchOutputs, shapeToString } from '@tritium/core';
+import type { BackendInstance, BackendRequest, ExecuteResult, Tensor, TensorData } from '@tritium/core';
 import type { ConfigTensor, ConfigView } from './config.js';
 import { controlInputNames } from './config.js';
 import { reshapeItems } from './reshape.js';
 import type { OrtRuntime, OrtSession, OrtTensor } from './runtime.js';
 import { releaseSession } from './session.js';
-import { checkStringInput, fromOrtTensor, toOrtTensor } from './tensors.js';
+import { decodeStrings, fromOrtTensor, toOrtTensor } from './tensors.js';
+
+/** What a model's instances share: its config, its runtime, and what was learnt from the model at load. */
+export interface LoadedModel {
+  readonly name: string;
+  readonly config: ConfigView;
+  readonly runtime: OrtRuntime;
+  /** Outputs that are scalars (rank 0) in the model: answered in the config's dims, as Triton does. */
+  readonly scalarOutputs: ReadonlySet<string>;
+}
+
+/** The decoded strings of each BYTES input tensor of a batch's requests. */
+type DecodedStrings = Map<Tensor, string[]>;
 
 /**
  * One model instance: runs batches of requests on an onnxruntime session (its own,
@@ -18,57 +30,58 @@ export class OnnxInstance implements BackendInstance {
   private readonly inputs: readonly ConfigTensor[];
   private readonly controls: readonly string[];
   private readonly outputs: ReadonlyMap<string, ConfigTensor>;
-  /** BYTES inputs, checked per request so that one bad string fails its own request alone. */
-  private readonly stringInputs: readonly string[];
 
   constructor(
-    config: ConfigView,
-    private readonly runtime: OrtRuntime,
+    private readonly model: LoadedModel,
     private readonly session: OrtSession,
     /** Whether this instance owns the session (and releases it), or shares the model's. */
     private readonly ownsSession: boolean,
   ) {
+    const { config } = model;
     this.batching = (config.max_batch_size ?? 0) > 0;
     this.inputs = config.input ?? [];
     this.controls = controlInputNames(config);
     this.outputs = new Map((config.output ?? []).map((o) => [o.name, o]));
-    this.stringInputs = this.inputs.filter((i) => i.data_type === 'TYPE_STRING').map((i) => i.name);
   }
 
   async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
     const results: Array<Record<string, Tensor> | Error> = new Array(requests.length);
+    const strings: DecodedStrings = new Map();
     const live: number[] = [];
     for (let i = 0; i < requests.length; i++) {
       const request = requests[i]!;
       if (request.isCancelled) {
-        results[i] = new InferenceError('CANCELLED', `request '${request.id}' was cancelled before it ran`);
+        results[i] = new InferenceError('CANCELLED', `${this.describe(request)}: cancelled before it ran`);
         continue;
       }
       try {
-        for (const name of this.stringInputs) {
-          const tensor = request.inputs[name];
-          if (tensor) checkStringInput(name, tensor);
+        // Decoded once, here, so that a bad string fails its own request alone.
+        for (const [name, tensor] of Object.entries(request.inputs)) {
+          if (tensor.datatype === 'BYTES') strings.set(tensor, decodeStrings(tensor.data as TensorData<'BYTES'>, `${this.describe(request)} input '${name}'`));
         }
         live.push(i);
       } catch (error) {
-        results[i] = InferenceError.from(error, 'INVALID_ARG', `request '${request.id}'`);
+        results[i] = InferenceError.from(error, 'INVALID_ARG', this.describe(request));
       }
     }
     for (const group of this.groups(requests, live)) {
       const batch = group.map((i) => requests[i]!);
       try {
-        const outputs = await this.run(batch);
+        const outputs = await this.run(batch, strings);
         group.forEach((index, k) => (results[index] = outputs[k]!));
       } catch (error) {
-        const failure = InferenceError.from(error, 'INTERNAL', `model '${batch[0]!.modelName}'`);
-        for (const index of group) results[index] = failure;
+        for (const index of group) results[index] = InferenceError.from(error, 'INTERNAL', this.describe(requests[index]!));
       }
     }
     return results;
   }
 
   async finalize(): Promise<void> {
-    if (this.ownsSession) await releaseSession(this.session);
+    if (this.ownsSession) await releaseSession(this.model.runtime, this.session);
+  }
+
+  private describe(request: BackendRequest): string {
+    return `model '${this.model.name}' request '${request.id}'`;
   }
 
   /** Splits request indices into groups that can run as one batch: same item shapes and datatypes. */
@@ -97,44 +110,68 @@ export class OnnxInstance implements BackendInstance {
    * are given the config's `dims` here. The server keeps only the outputs each request
    * asked for.
    */
-  private async run(batch: readonly BackendRequest[]): Promise<Array<Record<string, Tensor>>> {
-    const { ort } = this.runtime;
+  private async run(batch: readonly BackendRequest[], strings: DecodedStrings): Promise<Array<Record<string, Tensor>>> {
     const first = batch[0]!;
     const feeds: Record<string, OrtTensor> = {};
     for (const name of this.controls) {
       if (!(name in first.inputs)) {
-        throw new InferenceError('INVALID_ARG', `request '${first.id}' has no sequence control input '${name}' (the sequence batcher provides it)`);
+        throw new InferenceError('INVALID_ARG', `${this.describe(first)}: no sequence control input '${name}' (the sequence batcher provides it)`);
       }
-      feeds[name] = toOrtTensor(ort, name, gatherBatchInput(batch, name));
+      feeds[name] = this.feed(batch, name, strings);
     }
     for (const input of this.inputs) {
       if (!(input.name in first.inputs)) {
         if (input.optional) continue;
-        throw new InferenceError('INVALID_ARG', `request '${first.id}' has no input '${input.name}'`);
+        throw new InferenceError('INVALID_ARG', `${this.describe(first)}: no input '${input.name}'`);
       }
-      feeds[input.name] = toOrtTensor(ort, input.name, gatherBatchInput(batch, input.name));
+      feeds[input.name] = this.feed(batch, input.name, strings);
     }
 
-    const results = await this.session.run(feeds, fetchesOf(batch));
+    const fetches = this.fetches(batch);
+    // onnxruntime refuses an empty fetch list; with no output configured there is nothing to run for.
+    if (fetches.length === 0) return batch.map(() => ({}));
+    const results = await this.model.runtime.run(this.session, feeds, fetches);
+    let batchSize = 0;
+    for (const request of batch) batchSize += request.batchSize;
     const outputs: Record<string, Tensor> = {};
-    for (const name in results) {
-      const config = this.outputs.get(name)!;
-      const tensor = fromOrtTensor(name, results[name] as OrtTensor, expectedType(config));
-      if (config.reshape) tensor.shape = reshapeItems(tensor.shape, this.batching, config.dims ?? [], `output '${name}'`);
-      outputs[name] = tensor;
-    }
+    for (const name in results) outputs[name] = this.output(name, results[name] as OrtTensor, batchSize);
     return batch.length === 1 ? [outputs] : scatterBatchOutputs(batch, outputs);
   }
-}
 
-/** The outputs a batch asked for (already checked against the config by the server). */
-function fetchesOf(batch: readonly BackendRequest[]): readonly string[] {
-  if (batch.length === 1) return batch[0]!.requestedOutputs;
-  const wanted = new Set<string>();
-  for (const request of batch) for (const name of request.requestedOutputs) wanted.add(name);
-  return [...wanted];
-}
+  /** One input of a batch, stacked along the batch dimension, as an onnxruntime tensor. */
+  private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings): OrtTensor {
+    const tensor = gatherBatchInput(batch, name);
+    const decoded = tensor.datatype === 'BYTES' ? batch.flatMap((request) => strings.get(request.inputs[name]!)!) : undefined;
+    return toOrtTensor(this.model.runtime.ort, tensor, `model '${this.model.name}' input '${name}'`, decoded);
+  }
 
-function expectedType(output: ConfigTensor): DataType | undefined {
-  return output.data_type ? dataTypeFromConfig(output.data_type) : undefined;
+  /** The outputs a batch asked for; the config's outputs when it named none (as Triton, and never an empty list for onnxruntime). */
+  private fetches(batch: readonly BackendRequest[]): string[] {
+    const wanted = new Set<string>();
+    for (const request of batch) for (const name of request.requestedOutputs) wanted.add(name);
+    return wanted.size > 0 ? [...wanted] : [...this.outputs.keys()];
+  }
+
+  /** One output of a run in the config's shape, its first dimension checked against the batch size. */
+  private output(name: string, value: OrtTensor, batchSize: number): Tensor {
+    const config = this.outputs.get(name)!;
+    const what = `model '${this.model.name}' output '${name}'`;
+    const tensor = fromOrtTensor(value, config.data_type ? dataTypeFromConfig(config.data_type) : undefined, what);
+    if (this.model.scalarOutputs.has(name)) {
+      // A scalar in the model is answered in the config's dims, as Triton does.
+      tensor.shape = [...(this.batching ? [batchSize] : []), ...(config.dims ?? [])];
+      if (elementCount(tensor.shape) !== tensor.data.length) {
+        throw new InferenceError('INTERNAL', `${what}: the model returned a scalar, which cannot fill the configuration's shape ${shapeToString(tensor.shape)}`);
+      }
+      return tensor;
+    }
+    if (this.batching && tensor.shape[0] !== batchSize) {
+      throw new InferenceError(
+        'INTERNAL',
+        `${what}: the model returned shape ${shapeToString(tensor.shape)}, whose first dimension should be the batch size ${batchSize}`,
+      );
+    }
+    if (config.reshape) tensor.shape = reshapeItems(tensor.shape, this.batching, config.dims ?? [], what);
+    return tensor;
+  }
 }

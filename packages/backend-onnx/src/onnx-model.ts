@@ -3,12 +3,12 @@ import type { ConfigView } from './config.js';
 import { booleanParameter, viewOf } from './config.js';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
-import type { OrtRuntime, OrtSession, OrtSessionOptions, SelectedRuntime } from './runtime.js';
+import type { LoadedModel } from './onnx-instance.js';
+import type { OrtSession, OrtSessionOptions, SelectedRuntime } from './runtime.js';
 import { openSession, releaseSession } from './session.js';
 import type { Placement } from './session-options.js';
 import { sessionOptionsFor } from './session-options.js';
 import { signatureOf } from './signature.js';
-import type { ModelSignature } from './signature.js';
 import { validateConfigAgainstModel } from './validate.js';
 
 export interface OnnxModelOptions {
@@ -29,19 +29,16 @@ export class OnnxModel implements BackendModel {
   private readonly owned = new Set<OrtSession>();
 
   private constructor(
-    private readonly context: ModelContext,
-    private readonly config: ConfigView,
-    private readonly runtime: OrtRuntime,
+    private readonly loaded: LoadedModel,
     private readonly modelFile: string,
     private readonly share: boolean,
-    readonly signature: ModelSignature,
     first: { key: string; session: OrtSession },
     fallbackReason: string | undefined,
   ) {
     if (share) this.shared.set(first.key, Promise.resolve(first.session));
     else this.spare = first;
     this.owned.add(first.session);
-    const parts = [runtime.label];
+    const parts = [loaded.runtime.label];
     if (fallbackReason) parts.push(`in place of onnxruntime-node (${fallbackReason})`);
     parts.push(share ? 'one session shared by all instances' : 'one session per instance');
     this.description = parts.join('; ');
@@ -62,9 +59,11 @@ export class OnnxModel implements BackendModel {
     try {
       const signature = signatureOf(session, context.name);
       validateConfigAgainstModel(config, signature);
-      return new OnnxModel(context, config, runtime, modelFile, share, signature, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
+      const scalarOutputs = new Set(signature.outputs.filter((o) => o.dims.length === 0).map((o) => o.name));
+      const loaded: LoadedModel = { name: context.name, config, runtime, scalarOutputs };
+      return new OnnxModel(loaded, modelFile, share, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
     } catch (error) {
-      await releaseSession(session);
+      await releaseSession(runtime, session);
       throw error;
     }
   }
@@ -80,27 +79,28 @@ export class OnnxModel implements BackendModel {
         // A failed open is reported to this instance, and retried by the next one.
         session.catch(() => this.shared.delete(key));
       }
-      return new OnnxInstance(this.config, this.runtime, await session, false);
+      return new OnnxInstance(this.loaded, await session, false);
     }
     if (this.spare?.key === key) {
       const { session } = this.spare;
       this.spare = undefined;
-      return new OnnxInstance(this.config, this.runtime, session, true);
+      return new OnnxInstance(this.loaded, session, true);
     }
-    return new OnnxInstance(this.config, this.runtime, await this.open(placement), true);
+    return new OnnxInstance(this.loaded, await this.open(placement), true);
   }
 
   async finalize(): Promise<void> {
     // Sessions that instances owned were released by them; releaseSession skips those.
-    await Promise.all([...this.owned].map((session) => releaseSession(session)));
+    await Promise.all([...this.owned].map((session) => releaseSession(this.loaded.runtime, session)));
     this.owned.clear();
     this.shared.clear();
     this.spare = undefined;
   }
 
   private async open(placement: Placement): Promise<OrtSession> {
-    const options: OrtSessionOptions = sessionOptionsFor(this.config, this.runtime, placement);
-    const session = await openSession(this.runtime, this.modelFile, options, this.context.name);
+    const { config, runtime, name } = this.loaded;
+    const options: OrtSessionOptions = sessionOptionsFor(config, runtime, placement);
+    const session = await openSession(runtime, this.modelFile, options, name);
     this.owned.add(session);
     return session;
   }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InferenceError } from '@tritium/core';
 import type * as OrtApi from 'onnxruntime-node';
-import { readExternalData } from './model-file.js';
+import { readExternalData } from './external-data.js';
 
 /** Which onnxruntime package serves a model: the native binding or WebAssembly. */
 export type RuntimeKind = 'node' | 'web';
@@ -11,6 +11,8 @@ export type Ort = typeof OrtApi;
 export type OrtSession = OrtApi.InferenceSession;
 export type OrtSessionOptions = OrtApi.InferenceSession.SessionOptions;
 export type OrtTensor = OrtApi.Tensor;
+export type OrtFeeds = OrtApi.InferenceSession.FeedsType;
+export type OrtResults = OrtApi.InferenceSession.ReturnType;
 
 /** One loaded onnxruntime package. */
 export interface OrtRuntime {
@@ -19,14 +21,17 @@ export interface OrtRuntime {
   /** e.g. "onnxruntime-node 1.30.0". */
   readonly label: string;
   /**
-   * Execution providers the package knows, with whether their binaries are present
-   * (onnxruntime-node lists CUDA and TensorRT but ships them only on some platforms).
+   * The execution providers the package knows. Whether their libraries are installed
+   * shows only when a session asks for one: onnxruntime-node lists CUDA and TensorRT
+   * as not bundled, yet its install script can add their libraries afterwards.
    */
-  readonly providers: ReadonlyMap<string, boolean>;
+  readonly providers: ReadonlySet<string>;
   /** The execution provider that runs on the CPU: 'cpu' (native) or 'wasm'. */
   readonly cpuProvider: string;
   /** Creates a session from a model file, resolving external data the runtime's way. */
-  createSession(modelFile: string, options: OrtSessionOptions): Promise<OrtSession>;
+  createSession(modelFile: string, options: OrtSessionOptions, modelName: string): Promise<OrtSession>;
+  run(session: OrtSession, feeds: OrtFeeds, fetches: readonly string[]): Promise<OrtResults>;
+  release(session: OrtSession): Promise<void>;
 }
 
 export interface RuntimeLoaderOptions {
@@ -83,15 +88,15 @@ export class RuntimeLoader {
         });
       }
       const ort = moduleOf(mod);
-      const providers = new Map<string, boolean>();
-      for (const { name, bundled } of ort.listSupportedBackends?.() ?? [{ name: 'cpu', bundled: true }]) providers.set(name, bundled);
       return {
         kind: 'node',
         ort,
         label: `onnxruntime-node ${ort.env.versions.node ?? ort.env.versions.common}`,
-        providers,
+        providers: new Set((ort.listSupportedBackends?.() ?? [{ name: 'cpu' }]).map((b) => b.name)),
         cpuProvider: 'cpu',
         createSession: (modelFile, options) => ort.InferenceSession.create(modelFile, options),
+        run: (session, feeds, fetches) => session.run(feeds, fetches),
+        release: (session) => session.release(),
       } satisfies OrtRuntime;
     })();
     return this.native;
@@ -109,24 +114,51 @@ export class RuntimeLoader {
       if (this.options.wasmPaths !== undefined) ort.env.wasm.wasmPaths = this.options.wasmPaths;
       if (this.options.wasmNumThreads !== undefined) ort.env.wasm.numThreads = this.options.wasmNumThreads;
       const version = (ort.env.versions as Record<string, string | undefined>).web ?? ort.env.versions.common;
+      const serial = serialQueueOf(ort);
       return {
         kind: 'web',
         ort,
         label: `onnxruntime-web ${version} (WebAssembly)`,
-        providers: new Map([['wasm', true]]),
+        providers: new Set(['wasm']),
         cpuProvider: 'wasm',
         // The wasm runtime has no file system of its own: the model and its
         // external data files are read here and handed over as bytes.
-        createSession: async (modelFile, options) => {
+        createSession: async (modelFile, options, modelName) => {
           const model = await readFile(modelFile);
           const bytes = new Uint8Array(model.buffer, model.byteOffset, model.byteLength);
-          const externalData = await readExternalData(modelFile, bytes);
-          return ort.InferenceSession.create(bytes, externalData.length > 0 ? { ...options, externalData } : options);
+          const externalData = await readExternalData(modelName, modelFile, bytes);
+          return serial(() => ort.InferenceSession.create(bytes, externalData.length > 0 ? { ...options, externalData } : options));
         },
+        run: (session, feeds, fetches) => serial(() => session.run(feeds, fetches)),
+        release: (session) => serial(() => session.release()),
       } satisfies OrtRuntime;
     })();
     return this.web;
   }
+}
+
+type Serial = <T>(operation: () => Promise<T>) => Promise<T>;
+
+const serialQueues = new WeakMap<Ort, Serial>();
+
+/**
+ * onnxruntime-web runs every session in one WebAssembly module, and operations that
+ * overlap in it fail ("Cannot read properties of null", "failed to call OrtRun()"),
+ * on one session or across sessions. So each loaded module gets one queue that runs
+ * its session operations one at a time, in order; a failure does not stop the queue.
+ */
+function serialQueueOf(ort: Ort): Serial {
+  let serial = serialQueues.get(ort);
+  if (!serial) {
+    let tail: Promise<unknown> = Promise.resolve();
+    serial = (operation) => {
+      const result = tail.then(operation);
+      tail = result.catch(() => undefined);
+      return result;
+    };
+    serialQueues.set(ort, serial);
+  }
+  return serial;
 }
 
 /** An ESM namespace of a CommonJS package holds the API under `default`. */

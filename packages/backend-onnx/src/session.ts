@@ -9,7 +9,7 @@ import { acceleratorNames } from './session-options.js';
  */
 export async function openSession(runtime: OrtRuntime, modelFile: string, options: OrtSessionOptions, modelName: string): Promise<OrtSession> {
   try {
-    return await runtime.createSession(modelFile, options);
+    return await runtime.createSession(modelFile, options, modelName);
   } catch (error) {
     if (error instanceof InferenceError) throw error;
     const reason = error instanceof Error ? error.message : String(error);
@@ -35,11 +35,11 @@ export async function openSession(runtime: OrtRuntime, modelFile: string, option
 const released = new WeakSet<OrtSession>();
 
 /** Releases a session once (later calls do nothing), ignoring a failure: it is only ever called on the way out. */
-export async function releaseSession(session: OrtSession | undefined): Promise<void> {
+export async function releaseSession(runtime: OrtRuntime, session: OrtSession | undefined): Promise<void> {
   if (!session || released.has(session)) return;
   released.add(session);
   try {
-    await session.release();
+    await runtime.release(session);
   } catch {
     // Already released, or the runtime is shutting down.
   }

@@ -48,7 +48,3 @@ function normalizeDim(dim: number | string): number {
   if (typeof dim === 'string') return -1;
   return dim < 0 || dim >= 2 ** 31 ? -1 : dim;
 }
-
-export function dimsToString(dims: readonly number[]): string {
-  return `[${dims.join(',')}]`;
-}

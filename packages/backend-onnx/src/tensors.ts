@@ -8,22 +8,24 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Wraps a Tritium tensor as an onnxruntime tensor of the runtime's own class. Typed
  * data is passed as it is (no copy; views into a larger buffer are fine). BYTES
- * become JavaScript strings, as onnxruntime's JavaScript API has no other string form.
+ * become JavaScript strings, as onnxruntime's JavaScript API has no other string
+ * form: `strings` when the caller decoded them already, else decoded here.
+ * `what` names the tensor in errors, e.g. "model 'm' input 'X'".
  */
-export function toOrtTensor(ort: Ort, name: string, tensor: Tensor, shape: readonly number[] = tensor.shape): OrtTensor {
-  const type = requireOrtType(tensor.datatype, `input '${name}'`);
-  if (type === 'string') return new ort.Tensor('string', bytesToStrings(name, tensor.data as TensorData<'BYTES'>), shape);
+export function toOrtTensor(ort: Ort, tensor: Tensor, what: string, strings?: string[]): OrtTensor {
+  const type = requireOrtType(tensor.datatype, what);
+  if (type === 'string') return new ort.Tensor('string', strings ?? decodeStrings(tensor.data as TensorData<'BYTES'>, what), tensor.shape);
   // The typed array already has the element type onnxruntime expects for `type`
   // (bool: Uint8Array, float16: Uint16Array bits, int64: BigInt64Array, ...).
-  return new ort.Tensor(type as 'float32', tensor.data as Float32Array, shape);
+  return new ort.Tensor(type as 'float32', tensor.data as Float32Array, tensor.shape);
 }
 
 /** Reads an onnxruntime output back as a Tritium tensor of the expected datatype. */
-export function fromOrtTensor(name: string, value: OrtTensor, expected?: DataType): Tensor {
+export function fromOrtTensor(value: OrtTensor, expected: DataType | undefined, what: string): Tensor {
   const datatype = dataTypeOfOrt(value.type);
-  if (!datatype) throw new InferenceError('INTERNAL', `output '${name}': onnxruntime returned element type '${value.type}', which has no Triton datatype`);
+  if (!datatype) throw new InferenceError('INTERNAL', `${what}: onnxruntime returned element type '${value.type}', which has no Triton datatype`);
   if (expected && expected !== datatype) {
-    throw new InferenceError('INTERNAL', `output '${name}': the model produced ${datatype} where the configuration says ${expected}`);
+    throw new InferenceError('INTERNAL', `${what}: the model produced ${datatype} where the configuration says ${expected}`);
   }
   return { datatype, shape: [...value.dims], data: outputData(datatype, value.data) };
 }
@@ -41,14 +43,11 @@ function outputData(datatype: DataType, data: unknown): TensorData {
 }
 
 /**
- * Checks that a BYTES tensor can become an onnxruntime string tensor, so that a bad
- * request fails alone before it is gathered with others.
+ * BYTES elements as the JavaScript strings onnxruntime's string tensors hold. Only
+ * UTF-8 without NUL survives that (the strings end at the first NUL), so anything
+ * else is INVALID_ARG rather than reaching the model changed.
  */
-export function checkStringInput(name: string, tensor: Tensor): void {
-  if (tensor.datatype === 'BYTES') bytesToStrings(name, tensor.data as TensorData<'BYTES'>);
-}
-
-function bytesToStrings(name: string, elements: TensorData<'BYTES'>): string[] {
+export function decodeStrings(elements: TensorData<'BYTES'>, what: string): string[] {
   const strings = new Array<string>(elements.length);
   for (let i = 0; i < elements.length; i++) {
     const element = elements[i]!;
@@ -61,12 +60,12 @@ function bytesToStrings(name: string, elements: TensorData<'BYTES'>): string[] {
       } catch {
         throw new InferenceError(
           'INVALID_ARG',
-          `input '${name}': BYTES element ${i} is not UTF-8; onnxruntime's JavaScript API passes string tensors as JavaScript strings, so only UTF-8 text can reach an ONNX model`,
+          `${what}: BYTES element ${i} is not UTF-8; onnxruntime's JavaScript API passes string tensors as JavaScript strings, so only UTF-8 text can reach an ONNX model`,
         );
       }
     }
     if (text.includes('\0')) {
-      throw new InferenceError('INVALID_ARG', `input '${name}': BYTES element ${i} contains a NUL character, which onnxruntime's string tensors cannot hold (they end at the first NUL)`);
+      throw new InferenceError('INVALID_ARG', `${what}: BYTES element ${i} contains a NUL character, which onnxruntime's string tensors cannot hold (they end at the first NUL)`);
     }
     strings[i] = text;
   }

@@ -1,8 +1,6 @@
-import { InferenceError, dataTypeFromConfig, dataTypeToConfig } from '@tritium/core';
+import { InferenceError, dataTypeFromConfig, dataTypeToConfig, shapeToString } from '@tritium/core';
 import type { ConfigTensor, ConfigView } from './config.js';
 import { controlInputNames, modelSideDims } from './config.js';
-import { ortTypeOf } from './datatypes.js';
-import { dimsToString } from './signature.js';
 import type { ModelSignature, TensorSignature } from './signature.js';
 
 /**
@@ -10,7 +8,9 @@ import type { ModelSignature, TensorSignature } from './signature.js';
  * when an instance is created (ValidateInputs / ValidateOutputs): the same number of
  * required inputs, every configured tensor present in the model with the same type,
  * and dims (the reshape when given) that fit the model's, with a variable first
- * dimension in the model when the config batches. Errors name both sides.
+ * dimension in the model when the config batches. An input's dims fit where the
+ * model's dimension is variable (-1); an output's must equal the model's exactly, -1
+ * included (Triton's compare_exact). Errors name both sides.
  */
 export function validateConfigAgainstModel(config: ConfigView, signature: ModelSignature): void {
   const model = `unable to load model '${config.name ?? '?'}'`;
@@ -49,9 +49,13 @@ function checkTensor(
 ): void {
   const found = available.find((t) => t.name === tensor.name);
   if (!found) {
+    // Triton also accepts an initializer the model lets requests override (an optional
+    // input), but onnxruntime's JavaScript API neither lists initializers nor feeds them.
+    const initializerNote =
+      role === 'input' ? ` (an overridable initializer cannot be an input here: onnxruntime's JavaScript API ignores feeds for initializers)` : '';
     throw new InferenceError(
       'INVALID_ARG',
-      `${model}, configuration ${role} '${tensor.name}' is not in the model, whose ${role}s are: ${names(available)}`,
+      `${model}, configuration ${role} '${tensor.name}' is not in the model, whose ${role}s are: ${names(available)}${initializerNote}`,
     );
   }
   const configType = tensor.data_type ?? 'TYPE_INVALID';
@@ -61,7 +65,7 @@ function checkTensor(
   } catch (error) {
     throw new InferenceError('INVALID_ARG', `${model}, ${role} '${tensor.name}': ${(error as Error).message}`, { cause: error });
   }
-  if (datatype !== found.datatype || ortTypeOf(datatype) === undefined) {
+  if (datatype !== found.datatype) {
     throw new InferenceError(
       'INVALID_ARG',
       `${model}, configuration expects datatype ${configType} for ${role} '${tensor.name}', model provides ${dataTypeToConfig(found.datatype)}`,
@@ -75,7 +79,7 @@ function checkTensor(
     if (dims.some((d) => d !== 1)) {
       throw new InferenceError(
         'INVALID_ARG',
-        `${model}, scalar ${role} '${tensor.name}' should only have 1s as dims in the model configuration, which gives ${what} ${dimsToString(dims)}`,
+        `${model}, scalar ${role} '${tensor.name}' should only have 1s as dims in the model configuration, which gives ${what} ${shapeToString(dims)}`,
       );
     }
     return;
@@ -86,17 +90,19 @@ function checkTensor(
       throw new InferenceError(
         'INVALID_ARG',
         `${model}, model configuration supports batching (max_batch_size ${maxBatchSize}) but the first dimension of ${role} '${tensor.name}' ` +
-          `in the model is not a variable-size batch dimension: model dims ${dimsToString(found.dims)}, configuration ${what} ${dimsToString(dims)}`,
+          `in the model is not a variable-size batch dimension: model dims ${shapeToString(found.dims)}, configuration ${what} ${shapeToString(dims)}`,
       );
     }
     modelDims = found.dims.slice(1);
   }
-  const fits = modelDims.length === dims.length && modelDims.every((d, i) => d === -1 || d === dims[i]);
+  const exact = role === 'output';
+  const fits = modelDims.length === dims.length && modelDims.every((d, i) => d === dims[i] || (!exact && d === -1));
   if (!fits) {
     const batchNote = maxBatchSize > 0 ? ' (without the batch dimension)' : '';
+    const exactNote = exact ? " (an output's dims must equal the model's, with -1 exactly where the model's are variable)" : '';
     throw new InferenceError(
       'INVALID_ARG',
-      `${model}, ${role} '${tensor.name}' has dims ${dimsToString(modelDims)} in the model${batchNote} but ${what} ${dimsToString(dims)} in the configuration`,
+      `${model}, ${role} '${tensor.name}' has dims ${shapeToString(modelDims)} in the model${batchNote} but ${what} ${shapeToString(dims)} in the configuration${exactNote}`,
     );
   }
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { InferenceError } from '@tritium/core';
 import type { Tensor } from '@tritium/core';
 import { createBackend, onnxBackend } from '../src/index.js';
-import { externalDataLocations } from '../src/model-file.js';
+import { externalDataLocations } from '../src/external-data.js';
 import { reshapeItems } from '../src/reshape.js';
 import { graphLevel } from '../src/session-options.js';
 import { MODELS, TempRepository, fp32, loadDirect, outputsOf, range, request } from './helpers.js';
@@ -84,8 +84,9 @@ describe('execute()', () => {
     });
     const [ok] = outputsOf(await instances[0]!.execute([request({ INPUT0: fp32(range(16), [1, 16]), INPUT1: fp32(new Array(16).fill(1), [1, 16]) }, ['OUTPUT0'])]));
     expect(Array.from(ok!.OUTPUT0!.data as Float32Array)).toEqual(range(16, 1));
-    const [missing] = (await instances[0]!.execute([request({ INPUT0: fp32(range(16), [1, 16]) }, ['OUTPUT0'])]))!;
-    expect(missing).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/no sequence control input 'INPUT1'/) });
+    const lacking = request({ INPUT0: fp32(range(16), [1, 16]) }, ['OUTPUT0']);
+    const [missing] = (await instances[0]!.execute([lacking]))!;
+    expect(missing).toMatchObject({ code: 'INVALID_ARG', message: `model 'controls' request '${lacking.id}': no sequence control input 'INPUT1' (the sequence batcher provides it)` });
   });
 
   test('a cancelled request is answered CANCELLED and the others run', async () => {
@@ -102,15 +103,33 @@ describe('execute()', () => {
   test('BYTES that onnxruntime string tensors cannot hold fail that request with INVALID_ARG', async () => {
     const { instances } = await loadDirect(backend, repo, 'strings', 'identity_string');
     const bytes = (data: Array<string | Uint8Array>): Tensor => ({ datatype: 'BYTES', shape: [1, data.length], data });
-    const results = await instances[0]!.execute([
-      request({ INPUT0: bytes(['fine']) }, ['OUTPUT0']),
-      request({ INPUT0: bytes(['a\0b']) }, ['OUTPUT0']),
-      request({ INPUT0: bytes([Uint8Array.from([0xff, 0xfe])]) }, ['OUTPUT0']),
-    ]);
-    // Each request is checked before the batch is gathered, so only the bad ones fail.
-    expect((results![0] as Record<string, Tensor>).OUTPUT0!.data).toEqual(['fine']);
-    expect(results![1]).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/BYTES element 0 contains a NUL character/) });
-    expect(results![2]).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/BYTES element 0 is not UTF-8/) });
+    const requests = [
+      request({ INPUT0: bytes(['fine', Uint8Array.from([0x6f, 0x6b])]) }, ['OUTPUT0']),
+      request({ INPUT0: bytes(['a\0b', 'x']) }, ['OUTPUT0']),
+      request({ INPUT0: bytes(['x', Uint8Array.from([0xff, 0xfe])]) }, ['OUTPUT0']),
+      request({ INPUT0: bytes(['also', 'fine']) }, ['OUTPUT0']),
+    ];
+    const results = await instances[0]!.execute(requests);
+    // Each request is checked before the batch is gathered, so only the bad ones fail, each naming the model and itself.
+    expect((results![0] as Record<string, Tensor>).OUTPUT0!.data).toEqual(['fine', 'ok']);
+    expect((results![3] as Record<string, Tensor>).OUTPUT0!.data).toEqual(['also', 'fine']);
+    expect(results![1]).toMatchObject({
+      code: 'INVALID_ARG',
+      message: expect.stringMatching(new RegExp(`^model 'strings' request '${requests[1]!.id}' input 'INPUT0': BYTES element 0 contains a NUL character`)),
+    });
+    expect(results![2]).toMatchObject({
+      code: 'INVALID_ARG',
+      message: expect.stringMatching(new RegExp(`^model 'strings' request '${requests[2]!.id}' input 'INPUT0': BYTES element 1 is not UTF-8`)),
+    });
+  });
+
+  test('a request that names no outputs gets all of them (onnxruntime is never given an empty fetch list)', async () => {
+    const { instances } = await loadDirect(backend, repo, 'no_outputs', 'add_sub', { max_batch_size: 8 });
+    const x = { INPUT0: fp32(range(16), [1, 16]), INPUT1: fp32(range(16), [1, 16]) };
+    const [alone] = outputsOf(await instances[0]!.execute([request(x, [])]));
+    expect(Object.keys(alone!).sort()).toEqual(['OUTPUT0', 'OUTPUT1']);
+    const batched = outputsOf(await instances[0]!.execute([request(x, []), request(x, [])]));
+    expect(batched.map((outputs) => Array.from(outputs.OUTPUT1!.data as Float32Array))).toEqual([new Array(16).fill(0), new Array(16).fill(0)]);
   });
 });
 
@@ -119,10 +138,13 @@ describe('helpers', () => {
     expect([-1, 0, 1, 2, 3, undefined].map(graphLevel)).toEqual(['basic', 'all', 'extended', 'disabled', 'all', 'all']);
   });
 
-  test('external data locations are found in a serialized model', async () => {
-    const model = await readFile(join(MODELS, 'external_weights.onnx', 'model.onnx'));
-    expect(externalDataLocations(model)).toEqual(['external_weights.bin']);
-    expect(externalDataLocations(await readFile(join(MODELS, 'add_sub.onnx')))).toEqual([]);
+  test('external data locations are found by walking the model: initializers, subgraphs, not metadata', async () => {
+    const locations = async (file: string) => externalDataLocations(await readFile(join(MODELS, file)));
+    expect(await locations('external_weights.onnx/model.onnx')).toEqual(['external_weights.bin']);
+    expect(await locations('external_subgraph.onnx/model.onnx')).toEqual(['branch_weights.bin']);
+    expect(await locations('metadata_location.onnx')).toEqual([]);
+    expect(await locations('add_sub.onnx')).toEqual([]);
+    expect(() => externalDataLocations(new TextEncoder().encode('not a protobuf message'))).toThrow();
   });
 
   test('reshapeItems keeps the batch dimension and solves one -1', () => {

@@ -1,10 +1,10 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { InferenceError } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
-import { TempRepository, fp32, outputsOf, range, request } from './helpers.js';
+import { MODELS, TempRepository, fp32, outputsOf, range, request } from './helpers.js';
 
 let repo: TempRepository;
 beforeAll(async () => {
@@ -18,16 +18,16 @@ const backend = onnxBackend();
 let counter = 0;
 
 /** Creates the model (no auto-complete: the config is taken as written) and one CPU instance. */
-async function load(artifact: string | Uint8Array, config: ModelConfig, kind = 'KIND_CPU') {
+async function load(artifact: string | Uint8Array, config: ModelConfig, kind = 'KIND_CPU', on = backend) {
   const name = `m${counter++}`;
   const files = await repo.addModel(name, artifact);
-  const model = await backend.createModel({ ...files, name, config: { name, backend: 'onnxruntime', ...config } });
+  const model = await on.createModel({ ...files, name, config: { name, backend: 'onnxruntime', ...config } });
   const instance = await model.createInstance({ name: `${name}_0`, kind });
   return { model, instance };
 }
 
-async function loadError(artifact: string | Uint8Array, config: ModelConfig, kind?: string): Promise<InferenceError> {
-  const error = await load(artifact, config, kind).then(
+async function loadError(artifact: string | Uint8Array, config: ModelConfig, kind?: string, on = backend): Promise<InferenceError> {
+  const error = await load(artifact, config, kind, on).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -106,6 +106,73 @@ describe('a config that contradicts the model is refused, naming both sides', ()
     expect(Array.from(out.data as Float32Array)).toEqual(range(16, 0, 2));
     const error = await loadError('add_sub', addSub({ in0: { dims: [16], reshape: { shape: [4, 4] } } }));
     expect(error.message).toMatch(/has dims \[16\] in the model .* but reshape \[4,4\] in the configuration/);
+  });
+});
+
+describe('outputs are compared with the model exactly, as Triton (compare_exact); inputs are not', () => {
+  // unsqueeze: INPUT0 [batch, n] -> OUTPUT0 [batch, 1, n]
+  const config = (input: number[], output: number[]): ModelConfig => ({
+    max_batch_size: 4,
+    input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: input }],
+    output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: output }],
+  });
+
+  test('a fixed config dim where the model output is variable is refused', async () => {
+    const error = await loadError('unsqueeze', config([-1], [1, 16]));
+    expect(error.code).toBe('INVALID_ARG');
+    expect(error.message).toMatch(/output 'OUTPUT0' has dims \[1,-1\] in the model \(without the batch dimension\) but dims \[1,16\] in the configuration \(an output's dims must equal the model's/);
+    expect((await loadError('unsqueeze', config([-1], [-1, -1]))).message).toMatch(/but dims \[-1,-1\] in the configuration/);
+  });
+
+  test('-1 exactly where the model output is variable loads; an input may fix a variable dimension', async () => {
+    const { instance } = await load('unsqueeze', config([3], [1, -1]));
+    const [out] = outputsOf(await instance.execute([request({ INPUT0: fp32([1, 2, 3], [1, 3]) }, ['OUTPUT0'])]));
+    expect(out!.OUTPUT0!.shape).toEqual([1, 1, 3]);
+  });
+});
+
+describe('an optional input backed by an overridable initializer (which Triton accepts)', () => {
+  test('is refused, and the message says why', async () => {
+    const error = await loadError('overridable_initializer', {
+      input: [
+        { name: 'INPUT0', data_type: 'TYPE_FP32', dims: [4] },
+        { name: 'B', data_type: 'TYPE_FP32', dims: [4], optional: true },
+      ],
+      output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [4] }],
+    });
+    expect(error.code).toBe('INVALID_ARG');
+    expect(error.message).toMatch(/configuration input 'B' is not in the model, whose inputs are: 'INPUT0' \(.*onnxruntime's JavaScript API ignores feeds for initializers\)/);
+  });
+});
+
+describe('external data on onnxruntime-web, which reads the files for the model', () => {
+  const web = onnxBackend({ runtime: 'web' });
+  const config: ModelConfig = {
+    max_batch_size: 4,
+    input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [8] }],
+    output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [8] }],
+  };
+
+  /** external_weights' model.onnx with its location 'external_weights.bin' replaced by one of the same length (the protobuf stays valid). */
+  async function withLocation(location: string): Promise<Uint8Array> {
+    const model = new Uint8Array(await readFile(join(MODELS, 'external_weights.onnx', 'model.onnx')));
+    const old = new TextEncoder().encode('external_weights.bin');
+    expect(location).toHaveLength(old.length);
+    const at = Buffer.from(model).indexOf(Buffer.from(old));
+    model.set(new TextEncoder().encode(location), at);
+    return model;
+  }
+
+  test('a location outside the model directory is INVALID_ARG naming the model', async () => {
+    const error = await loadError(await withLocation(`../${'x'.repeat(17)}`), config, undefined, web);
+    expect(error.code).toBe('INVALID_ARG');
+    expect(error.message).toMatch(/^model 'm\d+': external data location '\.\.\/x+' in '.*model\.onnx' is outside the model's directory$/);
+  });
+
+  test('a missing external data file is UNAVAILABLE naming the model', async () => {
+    const error = await loadError(await withLocation('missing_weights.bin!'), config, undefined, web);
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.message).toMatch(/^model 'm\d+': cannot read external data 'missing_weights\.bin!' of '.*model\.onnx': ENOENT/);
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { InferenceError } from '@tritium/core';
 import type { Tensor } from '@tritium/core';
 import { ServerHarness } from './server-harness.js';
 import { fp32, mlpExpected, mlpInput, range } from './helpers.js';
@@ -158,6 +159,10 @@ describe('onnxruntime-web gives the same numbers as onnxruntime-node', () => {
       mlp_web: { artifact: 'mlp', config: `name: "mlp_web"\nbackend: "onnxruntime"\n${web}` },
       external_web: { artifact: 'external_weights', config: `name: "external_web"\nbackend: "onnxruntime"\n${web}` },
       external_node: { artifact: 'external_weights', config: 'name: "external_node"\nbackend: "onnxruntime"' },
+      add_sub_web_x3: { artifact: 'add_sub', config: ADD_SUB_CONFIG('add_sub_web_x3', `${web}\ninstance_group [ { count: 3 kind: KIND_CPU } ]`) },
+      metadata_web: { artifact: 'metadata_location', config: `name: "metadata_web"\nbackend: "onnxruntime"\n${web}` },
+      subgraph_web: { artifact: 'external_subgraph', config: `name: "subgraph_web"\nbackend: "onnxruntime"\n${web}` },
+      subgraph_node: { artifact: 'external_subgraph', config: 'name: "subgraph_node"\nbackend: "onnxruntime"' },
     });
   });
   afterAll(async () => {
@@ -171,6 +176,32 @@ describe('onnxruntime-web gives the same numbers as onnxruntime-node', () => {
     await Promise.all(range(10).map((i) => addSubRoundTrip(harness, 'add_sub_web', 1 + (i % 2), i)));
   });
 
+  test('concurrent runs on a shared session and across sessions are serialized in the one wasm module', async () => {
+    // Overlapping runs in onnxruntime-web fail ("Cannot read properties of null", "failed to call OrtRun()").
+    const expected = await mlpExpected();
+    const mlp = async () => {
+      const out = await harness.infer('mlp_web', { INPUT0: fp32(mlpInput(expected.batch), [expected.batch, 256]) });
+      closeTo(values(out.OUTPUT0), expected.output, 1e-4);
+    };
+    await Promise.all(range(30).map((i) => (i % 3 === 0 ? mlp() : addSubRoundTrip(harness, 'add_sub_web_x3', 1 + (i % 4), i))));
+  });
+
+  test('external data is found by walking the model: metadata named "location" is not a file', async () => {
+    expect(await harness.state('metadata_web')).toMatchObject({ state: 'READY' });
+    expect(values((await harness.infer('metadata_web', { INPUT0: fp32([1, 41], [2, 1]) })).OUTPUT0)).toEqual([2, 42]);
+  });
+
+  test('external data of subgraph tensors: onnxruntime-node serves it, onnxruntime-web 1.30 cannot', async () => {
+    // The only external tensors are in the If node's branches; the then branch adds [1, 2, 3, 4].
+    expect(values((await harness.infer('subgraph_node', { INPUT0: fp32(range(8), [2, 4]) })).OUTPUT0)).toEqual([1, 3, 5, 7, 5, 7, 9, 11]);
+    // The backend hands branch_weights.bin over, but onnxruntime-web checks subgraph
+    // external data paths in its own (empty) file system. Upstream limitation, see the README.
+    expect(await harness.state('subgraph_web')).toEqual({
+      state: 'UNAVAILABLE',
+      reason: expect.stringMatching(/model 'subgraph_web': onnxruntime-web .* external data path could not be canonicalized/),
+    });
+  });
+
   test('MLP and external weights: web equals native', async () => {
     const x = { INPUT0: fp32(mlpInput(4), [4, 256]) };
     const [native, wasm] = await Promise.all([harness.infer('mlp_node', x), harness.infer('mlp_web', x)]);
@@ -178,6 +209,48 @@ describe('onnxruntime-web gives the same numbers as onnxruntime-node', () => {
     const e = { INPUT0: fp32(range(24, -3, 0.25), [3, 8]) };
     const [en, ew] = await Promise.all([harness.infer('external_node', e), harness.infer('external_web', e)]);
     closeTo(values(ew.OUTPUT0), values(en.OUTPUT0), 1e-6);
+  });
+});
+
+describe('outputs are answered in the shapes Triton gives them', () => {
+  let harness: ServerHarness;
+  beforeAll(async () => {
+    harness = await ServerHarness.start({
+      reduce_sum: { artifact: 'reduce_sum' },
+      reduce_sum_batching: {
+        artifact: 'reduce_sum',
+        config: `name: "reduce_sum_batching"
+backend: "onnxruntime"
+max_batch_size: 4
+input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [1] reshape: { shape: [] } }]
+output [{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [1] }]`,
+      },
+      concat_rows: { artifact: 'concat_rows' },
+    });
+  });
+  afterAll(async () => {
+    await harness?.stop();
+  });
+
+  test('a scalar model output gets the config dims: [1], or [batch, 1] when batching', async () => {
+    expect((await harness.server.modelConfig('reduce_sum')).output?.[0]?.dims).toEqual([1]);
+    const out = await harness.infer('reduce_sum', { INPUT0: fp32([1, 2, 3], [3]) });
+    expect(out.OUTPUT0).toMatchObject({ shape: [1] });
+    expect(values(out.OUTPUT0)).toEqual([6]);
+    const batched = await harness.infer('reduce_sum_batching', { INPUT0: fp32([5], [1, 1]) });
+    expect(batched.OUTPUT0).toMatchObject({ shape: [1, 1] });
+    expect(values(batched.OUTPUT0)).toEqual([5]);
+  });
+
+  test('an output whose first dimension is not the batch size fails INTERNAL, naming the model and the output', async () => {
+    const x = (rows: number) => ({ INPUT0: fp32(range(rows * 3), [rows, 3]) });
+    const fail = (rows: number) => harness.infer('concat_rows', x(rows)).catch((e: unknown) => e);
+    // One request alone (scattering had nothing to check), then several that may run as one batch.
+    const failures = [await fail(1), ...(await Promise.all([fail(1), fail(2), fail(1)]))];
+    for (const error of failures) {
+      expect(error).toBeInstanceOf(InferenceError);
+      expect(error).toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/model 'concat_rows' output 'OUTPUT0': the model returned shape \[\d+,3\], whose first dimension should be the batch size \d+/) });
+    }
   });
 });
 
