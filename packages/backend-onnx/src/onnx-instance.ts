@@ -1,5 +1,5 @@
 import { InferenceError, dataTypeFromConfig, elementCount, gatherBatchInput, scatterBatchOutputs, shapeToString } from '@tritium/core';
-import type { BackendInstance, BackendRequest, ExecuteResult, Tensor, TensorData } from '@tritium/core';
+import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core';
 import type { ConfigTensor, ConfigView } from './config.js';
 import { controlInputNames } from './config.js';
 import { reshapeItems } from './reshape.js';
@@ -19,6 +19,13 @@ export interface LoadedModel {
 /** The decoded strings of each BYTES input tensor of a batch's requests. */
 type DecodedStrings = Map<Tensor, string[]>;
 
+/** What an output needs per run, worked out once: its config, expected datatype, and name for messages. */
+interface OutputPlan {
+  readonly config: ConfigTensor;
+  readonly datatype: DataType | undefined;
+  readonly label: string;
+}
+
 /**
  * One model instance: runs batches of requests on an onnxruntime session (its own,
  * or one it shares with the model's other instances). Requests whose inputs can be
@@ -29,7 +36,12 @@ export class OnnxInstance implements BackendInstance {
   private readonly batching: boolean;
   private readonly inputs: readonly ConfigTensor[];
   private readonly controls: readonly string[];
-  private readonly outputs: ReadonlyMap<string, ConfigTensor>;
+  private readonly outputs: ReadonlyMap<string, OutputPlan>;
+  private readonly allOutputs: readonly string[];
+  /** BYTES inputs, decoded per request before a run so that a bad string fails its own request alone. */
+  private readonly stringInputs: readonly string[];
+  /** `model 'm' input 'x'` per input (and control), for messages, built once. */
+  private readonly inputLabels: ReadonlyMap<string, string>;
 
   constructor(
     private readonly model: LoadedModel,
@@ -41,7 +53,15 @@ export class OnnxInstance implements BackendInstance {
     this.batching = (config.max_batch_size ?? 0) > 0;
     this.inputs = config.input ?? [];
     this.controls = controlInputNames(config);
-    this.outputs = new Map((config.output ?? []).map((o) => [o.name, o]));
+    this.outputs = new Map(
+      (config.output ?? []).map((o) => [
+        o.name,
+        { config: o, datatype: o.data_type ? dataTypeFromConfig(o.data_type) : undefined, label: `model '${model.name}' output '${o.name}'` },
+      ]),
+    );
+    this.allOutputs = [...this.outputs.keys()];
+    this.stringInputs = this.inputs.filter((i) => i.data_type === 'TYPE_STRING').map((i) => i.name);
+    this.inputLabels = new Map([...this.controls, ...this.inputs.map((i) => i.name)].map((name) => [name, `model '${model.name}' input '${name}'`]));
   }
 
   async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
@@ -55,9 +75,9 @@ export class OnnxInstance implements BackendInstance {
         continue;
       }
       try {
-        // Decoded once, here, so that a bad string fails its own request alone.
-        for (const [name, tensor] of Object.entries(request.inputs)) {
-          if (tensor.datatype === 'BYTES') strings.set(tensor, decodeStrings(tensor.data as TensorData<'BYTES'>, `${this.describe(request)} input '${name}'`));
+        for (const name of this.stringInputs) {
+          const tensor = request.inputs[name];
+          if (tensor) strings.set(tensor, decodeStrings(tensor.data as TensorData<'BYTES'>, `${this.describe(request)} input '${name}'`));
         }
         live.push(i);
       } catch (error) {
@@ -65,10 +85,10 @@ export class OnnxInstance implements BackendInstance {
       }
     }
     for (const group of this.groups(requests, live)) {
-      const batch = group.map((i) => requests[i]!);
+      const batch = group.length === requests.length ? requests : group.map((i) => requests[i]!);
       try {
         const outputs = await this.run(batch, strings);
-        group.forEach((index, k) => (results[index] = outputs[k]!));
+        for (let k = 0; k < group.length; k++) results[group[k]!] = outputs[k]!;
       } catch (error) {
         for (const index of group) results[index] = InferenceError.from(error, 'INTERNAL', this.describe(requests[index]!));
       }
@@ -85,8 +105,10 @@ export class OnnxInstance implements BackendInstance {
   }
 
   /** Splits request indices into groups that can run as one batch: same item shapes and datatypes. */
-  private groups(requests: readonly BackendRequest[], indices: readonly number[]): number[][] {
-    if (!this.batching || indices.length <= 1) return indices.map((i) => [i]);
+  private groups(requests: readonly BackendRequest[], indices: readonly number[]): (readonly number[])[] {
+    // One request (the common case) needs no grouping.
+    if (indices.length === 1) return [indices];
+    if (!this.batching) return indices.map((i) => [i]);
     const byKey = new Map<string, number[]>();
     for (const i of indices) {
       const request = requests[i]!;
@@ -142,21 +164,21 @@ export class OnnxInstance implements BackendInstance {
   private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings): OrtTensor {
     const tensor = gatherBatchInput(batch, name);
     const decoded = tensor.datatype === 'BYTES' ? batch.flatMap((request) => strings.get(request.inputs[name]!)!) : undefined;
-    return toOrtTensor(this.model.runtime.ort, tensor, `model '${this.model.name}' input '${name}'`, decoded);
+    return toOrtTensor(this.model.runtime.ort, tensor, this.inputLabels.get(name)!, decoded);
   }
 
   /** The outputs a batch asked for; the config's outputs when it named none (as Triton, and never an empty list for onnxruntime). */
-  private fetches(batch: readonly BackendRequest[]): string[] {
+  private fetches(batch: readonly BackendRequest[]): readonly string[] {
+    if (batch.length === 1) return batch[0]!.requestedOutputs.length > 0 ? batch[0]!.requestedOutputs : this.allOutputs;
     const wanted = new Set<string>();
     for (const request of batch) for (const name of request.requestedOutputs) wanted.add(name);
-    return wanted.size > 0 ? [...wanted] : [...this.outputs.keys()];
+    return wanted.size > 0 ? [...wanted] : this.allOutputs;
   }
 
   /** One output of a run in the config's shape, its first dimension checked against the batch size. */
   private output(name: string, value: OrtTensor, batchSize: number): Tensor {
-    const config = this.outputs.get(name)!;
-    const what = `model '${this.model.name}' output '${name}'`;
-    const tensor = fromOrtTensor(value, config.data_type ? dataTypeFromConfig(config.data_type) : undefined, what);
+    const { config, datatype, label: what } = this.outputs.get(name)!;
+    const tensor = fromOrtTensor(value, datatype, what);
     if (this.model.scalarOutputs.has(name)) {
       // A scalar in the model is answered in the config's dims, as Triton does.
       tensor.shape = [...(this.batching ? [batchSize] : []), ...(config.dims ?? [])];

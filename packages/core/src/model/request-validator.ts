@@ -51,7 +51,7 @@ export class RequestValidator {
     const inputs: Record<string, Tensor> = {};
     let batchSize = -1;
     let required = 0;
-    for (const name of Object.keys(request.inputs)) {
+    for (const name in request.inputs) {
       const spec = this.inputs.get(name);
       if (!spec) throw this.invalid(`unexpected input '${name}' (the model's inputs are ${quoteList([...this.inputs.keys()])})`);
       const tensor = toTensor(name, request.inputs[name] as TensorInput);

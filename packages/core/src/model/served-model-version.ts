@@ -104,7 +104,8 @@ export class ServedModelVersion {
 
   private readonly onEnd = (request: InferenceRequest, error?: InferenceError): void => {
     this.outstanding.delete(request);
-    const end = performance.now();
+    // A response sent from execute's result ends when execute did; a later one (decoupled, a cancellation) ends now.
+    const end = request.executeEnd || performance.now();
     if (error) this.statistics.recordFailure(request.arrivalTime, end);
     else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end);
     if (this.outstanding.size === 0 && this.idleWaiters.length > 0) {

@@ -43,8 +43,9 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   readonly id: string;
   /** performance.now() at arrival, for queue-time statistics. */
   readonly arrivalTime = performance.now();
-  /** performance.now() when a backend started executing it; set by the instance runner. */
+  /** performance.now() when a backend started and finished executing it; set by the instance runner. */
   executeStart = 0;
+  executeEnd = 0;
   private cancelled = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly signal: AbortSignal | undefined;

@@ -33,11 +33,18 @@ export class InstanceRunner {
     for (const request of requests) request.executeStart = start;
     // As Triton's backends do, an execution counts in the statistics only when a request in it succeeded.
     let succeeded = false;
+    let end = start;
     try {
       const results = await this.instance.execute(requests);
-      if (results) succeeded = this.deliver(requests, results);
-      else if (this.decoupled) succeeded = true;
-      else this.failAll(requests, 'backend returned no responses');
+      end = performance.now();
+      if (results) {
+        for (const request of requests) request.executeEnd = end;
+        succeeded = this.deliver(requests, results);
+      } else if (this.decoupled) {
+        succeeded = true;
+      } else {
+        this.failAll(requests, 'backend returned no responses');
+      }
     } catch (error) {
       for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
     } finally {
@@ -47,7 +54,7 @@ export class InstanceRunner {
     if (succeeded) {
       let batchSize = 0;
       for (const request of requests) batchSize += request.batchSize;
-      this.statistics.recordExecution(batchSize, start, performance.now());
+      this.statistics.recordExecution(batchSize, start, end);
     }
   }
 
