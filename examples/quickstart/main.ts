@@ -57,7 +57,7 @@ try {
   console.log(`  INPUT0 - INPUT1 = ${Array.from(sum.outputs.OUTPUT1!.data as Float32Array).join(' ')}`);
 
   const config = await server.modelConfig('echo_text');
-  const described = config.input!.map((i) => `${i.name} ${i.data_type} [${i.dims}]`).join(', ');
+  const described = config.input.map((i) => `${i.name} ${i.data_type} [${i.dims}]`).join(', ');
   console.log(`\necho_text (auto-completed: max_batch_size ${config.max_batch_size}, inputs ${described}):`);
   const text = await server.infer('echo_text', { inputs: { INPUT0: { datatype: 'BYTES', shape: [1, 2], data: ['hello', 'tritium'] } } });
   console.log(`  ${JSON.stringify(text.outputs.OUTPUT0!.data)}`);

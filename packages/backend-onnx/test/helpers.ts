@@ -2,7 +2,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Backend, BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelConfig, ModelContext, Tensor } from '@tritium/core';
+import { normalizeModelConfig, type Backend, type BackendInstance, type BackendModel, type BackendRequest, type ExecuteResult, type ModelConfig, type ModelContext, type Tensor } from '@tritium/core';
 
 /** The committed test models (see models/generate.py). */
 export const MODELS = fileURLToPath(new URL('../models/', import.meta.url));
@@ -59,7 +59,7 @@ export async function loadDirect(
   const files = await repo.addModel(name, artifact);
   let full: ModelConfig = { name, backend: 'onnxruntime', ...config };
   if (backend.autoCompleteConfig) full = await backend.autoCompleteConfig(full, files);
-  const context: ModelContext = { ...files, name, config: full };
+  const context: ModelContext = { ...files, name, config: normalizeModelConfig(full) };
   const model = await backend.createModel(context);
   const created: BackendInstance[] = [];
   for (let i = 0; i < instances; i++) created.push(await model.createInstance({ name: `${name}_0_${i}`, kind: 'KIND_CPU' }));

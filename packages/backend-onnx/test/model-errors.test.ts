@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { InferenceError } from '@tritium/core';
+import { InferenceError, normalizeModelConfig } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import { MODELS, TempRepository, fp32, outputsOf, range, request } from './helpers.js';
@@ -21,7 +21,7 @@ let counter = 0;
 async function load(artifact: string | Uint8Array, config: ModelConfig, kind = 'KIND_CPU', on = backend) {
   const name = `m${counter++}`;
   const files = await repo.addModel(name, artifact);
-  const model = await on.createModel({ ...files, name, config: { name, backend: 'onnxruntime', ...config } });
+  const model = await on.createModel({ ...files, name, config: normalizeModelConfig({ name, backend: 'onnxruntime', ...config }) });
   const instance = await model.createInstance({ name: `${name}_0`, kind });
   return { model, instance };
 }
@@ -187,7 +187,7 @@ describe('model files that cannot serve', () => {
     const name = `missing${counter++}`;
     const files = await repo.addModel(name, 'add_sub');
     const error = await backend
-      .createModel({ ...files, modelPath: `${files.versionDirectory}/absent.onnx`, name, config: { name, ...addSub() } })
+      .createModel({ ...files, modelPath: `${files.versionDirectory}/absent.onnx`, name, config: normalizeModelConfig({ name, ...addSub() }) })
       .catch((e) => e);
     expect(error).toBeInstanceOf(InferenceError);
     expect(error.code).toBe('UNAVAILABLE');
@@ -199,7 +199,7 @@ describe('model files that cannot serve', () => {
     const files = await repo.addModel(name, 'add_sub');
     const modelPath = join(files.versionDirectory, 'empty.onnx');
     await mkdir(modelPath);
-    const error = await backend.createModel({ ...files, modelPath, name, config: { name, ...addSub() } }).catch((e) => e);
+    const error = await backend.createModel({ ...files, modelPath, name, config: normalizeModelConfig({ name, ...addSub() }) }).catch((e) => e);
     expect(error.code).toBe('UNAVAILABLE');
     expect(error.message).toMatch(/unable to find '.*\/1\/empty\.onnx\/model\.onnx'/);
   });

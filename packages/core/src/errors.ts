@@ -10,9 +10,18 @@ export type InferenceErrorCode =
   | 'ALREADY_EXISTS'
   | 'RESOURCE_EXHAUSTED';
 
+/** Marks InferenceErrors across copies of this module (an app's CJS and a backend's ESM build of core). */
+const BRAND = Symbol.for('tritium.InferenceError');
+
 /** The one error class Tritium throws; the message names the model, tensor or config field at fault. */
 export class InferenceError extends Error {
   override readonly name = 'InferenceError';
+  readonly [BRAND] = true;
+
+  /** `instanceof` holds for an InferenceError made by any copy of @tritium/core loaded in the process. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+  }
 
   constructor(
     readonly code: InferenceErrorCode,

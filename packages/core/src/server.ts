@@ -1,13 +1,14 @@
 import { EventEmitter } from 'eventemitter3';
 import { BackendRegistry } from './backend/registry.js';
-import type { ModelConfig } from './config/schema.js';
+import type { NormalizedModelConfig } from './config/schema.js';
 import { InferenceError } from './errors.js';
-import { ModelManager } from './model/model-manager.js';
+import { byNameThenVersion, ModelManager } from './model/model-manager.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
 import { fingerprintDirectory } from './repository/fingerprint.js';
 import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
 import { RepositoryPoller } from './repository/repository-poller.js';
+import { MAX_TIMER_MS, type InferenceRequest } from './scheduling/inference-request.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
 import { dataTypeFromConfig } from './tensor/datatype.js';
 import type {
@@ -25,7 +26,6 @@ import type {
 import { VERSION } from './version.js';
 
 const CONTROL_MODES: readonly ModelControlMode[] = ['none', 'poll', 'explicit'];
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The embedded inference server: reads a Triton-style model repository, loads models
@@ -95,20 +95,22 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
 
   /**
    * Runs one inference and yields each response as it comes: zero or more for a
-   * decoupled model, exactly one otherwise. Leaving the loop early cancels the request.
+   * decoupled model, exactly one otherwise. The request is checked and queued at once,
+   * as with infer(); a refusal surfaces at the first iteration. Leaving the loop early
+   * cancels the request.
    */
-  async *inferStream(modelName: string, request: InferRequest): AsyncGenerator<InferResponse, void, undefined> {
-    const served = this.servedFor(modelName, request);
-    const validated = served.validator.validate(request);
-    const sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
-    const accepted = served.submit(validated, sink);
+  inferStream(modelName: string, request: InferRequest): AsyncGenerator<InferResponse, void, undefined> {
+    let accepted: InferenceRequest;
+    let sink: StreamSink;
     try {
-      yield* sink;
-    } finally {
-      if (!accepted.response.isEnded) {
-        accepted.cancel(new InferenceError('CANCELLED', `${accepted.describe()}: the caller stopped reading the stream`));
-      }
+      const served = this.servedFor(modelName, request);
+      const validated = served.validator.validate(request);
+      sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
+      accepted = served.submit(validated, sink);
+    } catch (error) {
+      return refused(error);
     }
+    return streamOf(accepted, sink);
   }
 
   /** Explicit mode: loads (or reloads) a model, optionally with a config that replaces config.pbtxt. */
@@ -167,7 +169,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   }
 
   /** The config a model version runs with, after auto-complete and normalization. */
-  async modelConfig(name: string, version?: number): Promise<ModelConfig> {
+  async modelConfig(name: string, version?: number): Promise<NormalizedModelConfig> {
     return structuredClone(this.manager.serving(name, version).context.config);
   }
 
@@ -179,7 +181,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     for (const name of scan.models.keys()) {
       if (!managed.has(name)) entries.push({ name, version: undefined, state: 'UNAVAILABLE', reason: 'not loaded' });
     }
-    return entries.sort((a, b) => a.name.localeCompare(b.name) || (a.version ?? -1) - (b.version ?? -1));
+    return entries.sort(byNameThenVersion);
   }
 
   /** Per-version statistics in the shape of Triton's statistics extension. */
@@ -286,5 +288,20 @@ function checkDuration(field: string, value: number | undefined): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
     throw new InferenceError('INVALID_ARG', `\`${field}\` must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
+  }
+}
+
+async function* refused(error: unknown): AsyncGenerator<InferResponse, void, undefined> {
+  throw error;
+}
+
+/** Yields a request's responses; a caller that stops reading early cancels the request. */
+async function* streamOf(accepted: InferenceRequest, sink: StreamSink): AsyncGenerator<InferResponse, void, undefined> {
+  try {
+    yield* sink;
+  } finally {
+    if (!accepted.response.isEnded) {
+      accepted.cancel(new InferenceError('CANCELLED', `${accepted.describe()}: the caller stopped reading the stream`));
+    }
   }
 }

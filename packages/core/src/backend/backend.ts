@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../config/schema.js';
+import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
 import type { Tensor } from '../tensor/tensor.js';
 
 /**
@@ -37,8 +37,8 @@ export interface ModelFiles {
 
 export interface ModelContext extends ModelFiles {
   readonly name: string;
-  /** The normalized, validated config. */
-  readonly config: ModelConfig;
+  /** The normalized, validated config: every field Triton defaults is filled. */
+  readonly config: NormalizedModelConfig;
 }
 
 export interface BackendModel {
@@ -49,7 +49,7 @@ export interface BackendModel {
 }
 
 export interface InstanceContext {
-  /** Triton's instance name, `<group name>_<index in group>`. */
+  /** Triton's instance name: the group's name, with `_<index>` when the group has several instances. */
   readonly name: string;
   readonly kind: string;
   /** The device id for GPU instances; undefined on CPU. */

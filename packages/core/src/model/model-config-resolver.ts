@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import type { Backend, ModelFiles } from '../backend/backend.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { normalizeModelConfig, parseModelConfig, validateModelConfig } from '../config/index.js';
-import type { ModelConfig } from '../config/schema.js';
+import { ENSEMBLE_PLATFORM } from '../config/platforms.js';
+import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { readConfigText, type ModelSource } from '../repository/model-repository.js';
 import { selectVersions } from '../repository/version-policy.js';
 
 export interface ResolvedModel {
-  readonly config: ModelConfig;
+  readonly config: NormalizedModelConfig;
   readonly backend: Backend;
   /** Files of each version the version policy selects. */
   readonly versions: readonly ModelFiles[];
@@ -44,7 +45,13 @@ export async function resolveModel(
     throw new InferenceError(error.code, `model '${source.name}': ${error.message}`, { cause: error });
   });
   config = { ...config, backend: backendName };
-  const filename = normalizeModelConfig(config).default_model_filename || backend.defaultModelFilename || '';
+  // A file the config names, or its platform's (torch_aoti: model.pt2); else the backend's own; else Triton's for that backend.
+  const filename =
+    config.default_model_filename ||
+    (config.platform ? normalizeModelConfig(config).default_model_filename : '') ||
+    backend.defaultModelFilename ||
+    normalizeModelConfig(config).default_model_filename ||
+    '';
   const files = selection.versions.map((version) => modelFiles(source, filename, version));
   if (backend.autoCompleteConfig) {
     try {
@@ -58,7 +65,7 @@ export async function resolveModel(
 
 /** What the config asks for that Tritium cannot serve yet: refused before anything is loaded. */
 function refuseUnsupported(config: ModelConfig): void {
-  if (config.platform === 'ensemble') {
+  if (config.platform === ENSEMBLE_PLATFORM) {
     throw new InferenceError('UNSUPPORTED', `model '${config.name}': ensemble models are not supported yet`);
   }
   if (config.sequence_batching) {

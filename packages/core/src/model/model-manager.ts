@@ -68,16 +68,11 @@ export class ModelManager {
     for (const model of this.models.values()) {
       for (const [version, { state, reason }] of model.states) entries.push({ name: model.name, version, state, reason });
     }
-    return entries.sort((a, b) => a.name.localeCompare(b.name) || (a.version ?? -1) - (b.version ?? -1));
+    return entries.sort(byNameThenVersion);
   }
 
   managedNames(): string[] {
     return [...this.models.keys()];
-  }
-
-  /** Whether a model is serving at least one version. */
-  isServing(name: string): boolean {
-    return (this.models.get(name)?.serving.size ?? 0) > 0;
   }
 
   /** The fingerprint recorded after the last load, for poll mode. */
@@ -233,6 +228,11 @@ export class ModelManager {
     model.states.set(version, { state, reason });
     this.options.onStateChange({ name: model.name, version, state, reason });
   }
+}
+
+/** Index order: by model name, then version (a model-level entry first). */
+export function byNameThenVersion(a: ModelIndexEntry, b: ModelIndexEntry): number {
+  return a.name.localeCompare(b.name) || (a.version ?? -1) - (b.version ?? -1);
 }
 
 function highest(versions: ReadonlyMap<number, ServedModelVersion>): ServedModelVersion | undefined {

@@ -54,7 +54,7 @@ export class RequestValidator {
     for (const name in request.inputs) {
       const spec = this.inputs.get(name);
       if (!spec) throw this.invalid(`unexpected input '${name}' (the model's inputs are ${quoteList([...this.inputs.keys()])})`);
-      const tensor = toTensor(name, request.inputs[name] as TensorInput);
+      const tensor = this.tensor(name, request.inputs[name] as TensorInput);
       if (tensor.datatype !== spec.datatype) {
         throw this.invalid(`input '${name}' has data type ${tensor.datatype}, the model expects ${spec.datatype}`);
       }
@@ -98,6 +98,15 @@ export class RequestValidator {
       throw this.invalid(`input '${name}' has batch size ${batch}, the model accepts 1 to ${this.maxBatchSize}`);
     }
     return batch;
+  }
+
+  /** The tensor check of the tensor layer, its message prefixed with the model. */
+  private tensor(name: string, input: TensorInput): Tensor {
+    try {
+      return toTensor(name, input);
+    } catch (error) {
+      throw this.invalid((error as Error).message);
+    }
   }
 
   private nonNegative(field: string, value: number | undefined): number {

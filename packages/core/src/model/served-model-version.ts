@@ -17,8 +17,6 @@ import { withTimeout } from './with-timeout.js';
  */
 export class ServedModelVersion {
   readonly validator: RequestValidator;
-  readonly statistics: ModelStatisticsRecorder;
-  readonly decoupled: boolean;
   private readonly outstanding = new Set<InferenceRequest>();
   private idleWaiters: Array<() => void> = [];
   private readonly scheduler: Scheduler;
@@ -27,17 +25,13 @@ export class ServedModelVersion {
     readonly context: ModelContext,
     private readonly model: BackendModel,
     private readonly runners: readonly InstanceRunner[],
-    statistics: ModelStatisticsRecorder,
+    readonly statistics: ModelStatisticsRecorder,
+    /** Answers zero or more responses per request (model_transaction_policy.decoupled). */
+    readonly decoupled: boolean,
   ) {
     this.validator = new RequestValidator(context.config);
-    this.statistics = statistics;
-    this.decoupled = isDecoupled(context);
     // Dynamic batching is not built yet: such models run one request per execution too.
     this.scheduler = new DefaultScheduler(runners);
-  }
-
-  get name(): string {
-    return this.context.name;
   }
 
   get version(): number {
@@ -58,15 +52,15 @@ export class ServedModelVersion {
       throw InferenceError.from(error, 'UNAVAILABLE', where);
     }
     const statistics = new ModelStatisticsRecorder(context.name, context.version);
-    const decoupled = isDecoupled(context);
+    const decoupled = context.config.model_transaction_policy?.decoupled ?? false;
     const names = instanceNames(context);
     const created = await Promise.allSettled(names.map((instance) => model.createInstance(instance)));
     const failure = created.find((result) => result.status === 'rejected');
     const instances = created.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     try {
       if (failure) throw InferenceError.from(failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
-      const runners = instances.map((instance, i) => new InstanceRunner(names[i]!.name, instance, decoupled, statistics));
-      return new ServedModelVersion(context, model, runners, statistics);
+      const runners = instances.map((instance) => new InstanceRunner(instance, decoupled, statistics));
+      return new ServedModelVersion(context, model, runners, statistics, decoupled);
     } catch (error) {
       await finalizeAll(instances, model);
       throw InferenceError.from(error, 'UNAVAILABLE', where);
@@ -114,10 +108,6 @@ export class ServedModelVersion {
       for (const resolve of waiters) resolve();
     }
   };
-}
-
-function isDecoupled(context: ModelContext): boolean {
-  return context.config.model_transaction_policy?.decoupled ?? false;
 }
 
 /**

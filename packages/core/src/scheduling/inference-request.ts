@@ -4,7 +4,8 @@ import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest delay setTimeout honours; past it, a timer fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export type RequestParameters = Readonly<Record<string, string | number | boolean>>;
 

@@ -11,7 +11,6 @@ import type { InferenceRequest } from './inference-request.js';
  */
 export class InstanceRunner {
   constructor(
-    readonly name: string,
     readonly instance: BackendInstance,
     private readonly decoupled: boolean,
     private readonly statistics: ModelStatisticsRecorder,

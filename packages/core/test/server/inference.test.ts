@@ -195,6 +195,18 @@ parameters { key: "behavior" value { string_value: "repeat" } }`;
     expect(responses).toEqual([]);
   });
 
+  it('queues the request at once, before the first iteration, and reports a refusal when iterated', async () => {
+    const { server, probe } = await serve({ rep: { config: decoupled } });
+    const stream = server.inferStream('rep', { inputs: { IN: int32 }, parameters: { count: 1 } });
+    await sleep(20);
+    expect(probe.executions).toBe(1);
+    const values = [];
+    for await (const response of stream) values.push(response);
+    expect(values).toHaveLength(1);
+    const refused = server.inferStream('nope', { inputs: {} });
+    await expect(refused.next()).rejects.toThrow(/model 'nope' is not found/);
+  });
+
   it('refuses infer() on a decoupled model', async () => {
     const { server } = await serve({ rep: { config: decoupled } });
     await expectError(server.infer('rep', { inputs: { IN: int32 } }), 'UNSUPPORTED', /inferStream/);
@@ -242,5 +254,15 @@ describe('stop()', () => {
     ]);
     await server.stop();
     await outcomes;
+  });
+});
+
+describe('InferenceError', () => {
+  it('is recognised across copies of the module (a CJS app with an ESM backend)', () => {
+    // What another copy of @tritium/core would construct: same brand, other class.
+    const foreign = Object.assign(new Error('x'), { [Symbol.for('tritium.InferenceError')]: true, code: 'INVALID_ARG' });
+    expect(foreign).toBeInstanceOf(InferenceError);
+    expect(InferenceError.from(foreign)).toBe(foreign);
+    expect(new Error('plain')).not.toBeInstanceOf(InferenceError);
   });
 });
