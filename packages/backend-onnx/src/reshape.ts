@@ -1,4 +1,4 @@
-import { InferenceError } from '@tritium/core';
+import { InferenceError, elementCount, shapeMatches } from '@tritium/core';
 
 /**
  * Gives a tensor shape the per-item dims `target` (a config `reshape` or `dims`, -1
@@ -8,22 +8,12 @@ import { InferenceError } from '@tritium/core';
 export function reshapeItems(shape: readonly number[], batching: boolean, target: readonly number[], what: string): number[] {
   const lead = batching ? shape.slice(0, 1) : [];
   const items = batching ? shape.slice(1) : shape;
-  if (fits(items, target)) return [...shape];
-  const count = product(items);
+  if (shapeMatches(items, target)) return [...shape];
+  const count = elementCount(items);
   const wildcards = target.filter((d) => d === -1).length;
-  const known = product(target.filter((d) => d !== -1));
+  const known = elementCount(target.filter((d) => d !== -1));
   if (wildcards === 0 && known === count) return [...lead, ...target];
   if (wildcards === 1 && known > 0 && count % known === 0) return [...lead, ...target.map((d) => (d === -1 ? count / known : d))];
   if (wildcards === 1 && known === 0 && count === 0) return [...lead, ...target.map((d) => (d === -1 ? 0 : d))];
   throw new InferenceError('INVALID_ARG', `${what}: cannot reshape [${items.join(',')}] to [${target.join(',')}]`);
-}
-
-function fits(shape: readonly number[], dims: readonly number[]): boolean {
-  return shape.length === dims.length && shape.every((d, i) => dims[i] === -1 || dims[i] === d);
-}
-
-function product(dims: readonly number[]): number {
-  let n = 1;
-  for (const d of dims) n *= d;
-  return n;
 }
