@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { InferenceError } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import { autoCompleteFromSignature } from '../src/auto-complete.js';
-import { TempRepository } from './helpers.js';
+import { useTempRepository } from './helpers.js';
 
-let repo: TempRepository;
-beforeAll(async () => {
-  repo = await TempRepository.create();
-});
-afterAll(async () => {
-  await repo.cleanup();
-});
+const repo = useTempRepository();
 
 const backend = onnxBackend();
 
 async function complete(name: string, artifact: string | Uint8Array, config: ModelConfig = {}): Promise<ModelConfig> {
-  const files = await repo.addModel(name, artifact);
+  const files = await repo.current.addModel(name, artifact);
   return backend.autoCompleteConfig!({ name, backend: 'onnxruntime', ...config }, files);
 }
 
@@ -77,7 +71,7 @@ describe('auto-complete (Triton ONNX rules)', () => {
   });
 
   test('the backend option defaultMaxBatchSize replaces 4', async () => {
-    const files = await repo.addModel('mbs_option', 'add_sub');
+    const files = await repo.current.addModel('mbs_option', 'add_sub');
     const config = await onnxBackend({ defaultMaxBatchSize: 32 }).autoCompleteConfig!({ name: 'mbs_option' }, files);
     expect(config.max_batch_size).toBe(32);
   });
@@ -96,7 +90,7 @@ describe('auto-complete (Triton ONNX rules)', () => {
       input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [1] }],
       output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [1] }],
     };
-    const files = await repo.addModel('complete', new TextEncoder().encode('not an onnx model'));
+    const files = await repo.current.addModel('complete', new TextEncoder().encode('not an onnx model'));
     expect(await backend.autoCompleteConfig!(given, files)).toBe(given);
   });
 

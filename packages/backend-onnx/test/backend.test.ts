@@ -1,21 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { InferenceError } from '@tritium/core';
 import type { Tensor } from '@tritium/core';
 import { createBackend, onnxBackend } from '../src/index.js';
 import { externalDataLocations } from '../src/external-data.js';
 import { reshapeItems } from '../src/reshape.js';
 import { graphLevel } from '../src/session-options.js';
-import { MODELS, TempRepository, fp32, loadDirect, outputsOf, range, request } from './helpers.js';
+import { MODELS, fp32, loadDirect, outputsOf, range, request, useTempRepository } from './helpers.js';
 
-let repo: TempRepository;
-beforeAll(async () => {
-  repo = await TempRepository.create();
-});
-afterAll(async () => {
-  await repo.cleanup();
-});
+const repo = useTempRepository();
 
 describe('the Backend object', () => {
   test('names, platform and default file as core expects; createBackend is onnxBackend', () => {
@@ -26,7 +20,7 @@ describe('the Backend object', () => {
 
   test('when the native binding cannot load, onnxruntime-web serves and the description says why', async () => {
     const backend = onnxBackend({ loadNative: () => Promise.reject(new Error('simulated: no binding for this platform')) });
-    const { model, instances } = await loadDirect(backend, repo, 'fallback', 'tiny');
+    const { model, instances } = await loadDirect(backend, repo.current, 'fallback', 'tiny');
     expect(model.description).toMatch(/^onnxruntime-web 1\.30\.0 \(WebAssembly\); in place of onnxruntime-node \(onnxruntime-node cannot load its native binding: simulated: no binding for this platform\)/);
     const [out] = outputsOf(await instances[0]!.execute([request({ INPUT0: fp32([1, 2], [2, 1]) }, ['OUTPUT0'])]));
     expect(Array.from(out!.OUTPUT0!.data as Float32Array)).toEqual([2, 3]);
@@ -34,7 +28,7 @@ describe('the Backend object', () => {
 
   test('a model that asks for onnxruntime-node when it cannot load is UNAVAILABLE, not silently moved to web', async () => {
     const backend = onnxBackend({ loadNative: () => Promise.reject(new Error('simulated')) });
-    const error = await loadDirect(backend, repo, 'needs_node', 'tiny', { parameters: { runtime: { string_value: 'node' } } }).catch((e) => e);
+    const error = await loadDirect(backend, repo.current, 'needs_node', 'tiny', { parameters: { runtime: { string_value: 'node' } } }).catch((e) => e);
     expect(error).toBeInstanceOf(InferenceError);
     expect(error.code).toBe('UNAVAILABLE');
     expect(error.message).toMatch(/onnxruntime-node cannot load its native binding: simulated/);
@@ -45,7 +39,7 @@ describe('execute()', () => {
   const backend = onnxBackend();
 
   test('requests are gathered into one run and each gets its own rows, from views into larger buffers', async () => {
-    const { instances } = await loadDirect(backend, repo, 'gather', 'add_sub', { max_batch_size: 8 });
+    const { instances } = await loadDirect(backend, repo.current, 'gather', 'add_sub', { max_batch_size: 8 });
     const big = new Float32Array(range(200));
     const a = (from: number, rows: number): Tensor => ({ datatype: 'FP32', shape: [rows, 16], data: big.subarray(from, from + rows * 16) });
     const results = outputsOf(
@@ -64,7 +58,7 @@ describe('execute()', () => {
   });
 
   test('requests whose shapes cannot be stacked run in separate groups', async () => {
-    const { instances } = await loadDirect(backend, repo, 'groups', 'var_batch');
+    const { instances } = await loadDirect(backend, repo.current, 'groups', 'var_batch');
     const results = outputsOf(
       await instances[0]!.execute([
         request({ INPUT0: fp32([1, 2, 3], [1, 3]) }, ['OUTPUT1']),
@@ -76,7 +70,7 @@ describe('execute()', () => {
   });
 
   test('sequence control inputs count as model inputs and are fed from the request', async () => {
-    const { instances } = await loadDirect(backend, repo, 'controls', 'add_sub', {
+    const { instances } = await loadDirect(backend, repo.current, 'controls', 'add_sub', {
       max_batch_size: 4,
       input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [16] }],
       output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [16] }],
@@ -90,7 +84,7 @@ describe('execute()', () => {
   });
 
   test('a cancelled request is answered CANCELLED and the others run', async () => {
-    const { instances } = await loadDirect(backend, repo, 'cancel', 'tiny');
+    const { instances } = await loadDirect(backend, repo.current, 'cancel', 'tiny');
     const results = await instances[0]!.execute([
       request({ INPUT0: fp32([1], [1, 1]) }, ['OUTPUT0'], { cancelled: true }),
       request({ INPUT0: fp32([5], [1, 1]) }, ['OUTPUT0']),
@@ -101,7 +95,7 @@ describe('execute()', () => {
   });
 
   test('BYTES that onnxruntime string tensors cannot hold fail that request with INVALID_ARG', async () => {
-    const { instances } = await loadDirect(backend, repo, 'strings', 'identity_string');
+    const { instances } = await loadDirect(backend, repo.current, 'strings', 'identity_string');
     const bytes = (data: Array<string | Uint8Array>): Tensor => ({ datatype: 'BYTES', shape: [1, data.length], data });
     const requests = [
       request({ INPUT0: bytes(['fine', Uint8Array.from([0x6f, 0x6b])]) }, ['OUTPUT0']),
@@ -124,7 +118,7 @@ describe('execute()', () => {
   });
 
   test('a request that names no outputs gets all of them (onnxruntime is never given an empty fetch list)', async () => {
-    const { instances } = await loadDirect(backend, repo, 'no_outputs', 'add_sub', { max_batch_size: 8 });
+    const { instances } = await loadDirect(backend, repo.current, 'no_outputs', 'add_sub', { max_batch_size: 8 });
     const x = { INPUT0: fp32(range(16), [1, 16]), INPUT1: fp32(range(16), [1, 16]) };
     const [alone] = outputsOf(await instances[0]!.execute([request(x, [])]));
     expect(Object.keys(alone!).sort()).toEqual(['OUTPUT0', 'OUTPUT1']);

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,18 @@ export const MODELS = fileURLToPath(new URL('../models/', import.meta.url));
 
 export function modelArtifact(name: string): string {
   return join(MODELS, `${name}.onnx`);
+}
+
+/** A temporary repository shared by a test file's tests, created before them and removed after. */
+export function useTempRepository(): { readonly current: TempRepository } {
+  const holder = {} as { current: TempRepository };
+  beforeAll(async () => {
+    holder.current = await TempRepository.create();
+  });
+  afterAll(async () => {
+    await holder.current.cleanup();
+  });
+  return holder;
 }
 
 /** A temporary model repository, removed by cleanup(). */

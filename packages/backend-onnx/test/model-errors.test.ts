@@ -1,18 +1,12 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { InferenceError, normalizeModelConfig } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
-import { MODELS, TempRepository, fp32, outputsOf, range, request } from './helpers.js';
+import { MODELS, fp32, outputsOf, range, request, useTempRepository } from './helpers.js';
 
-let repo: TempRepository;
-beforeAll(async () => {
-  repo = await TempRepository.create();
-});
-afterAll(async () => {
-  await repo.cleanup();
-});
+const repo = useTempRepository();
 
 const backend = onnxBackend();
 let counter = 0;
@@ -20,7 +14,7 @@ let counter = 0;
 /** Creates the model (no auto-complete: the config is taken as written) and one CPU instance. */
 async function load(artifact: string | Uint8Array, config: ModelConfig, kind = 'KIND_CPU', on = backend) {
   const name = `m${counter++}`;
-  const files = await repo.addModel(name, artifact);
+  const files = await repo.current.addModel(name, artifact);
   const model = await on.createModel({ ...files, name, config: normalizeModelConfig({ name, backend: 'onnxruntime', ...config }) });
   const instance = await model.createInstance({ name: `${name}_0`, kind });
   return { model, instance };
@@ -185,7 +179,7 @@ describe('model files that cannot serve', () => {
 
   test('a missing model.onnx is UNAVAILABLE', async () => {
     const name = `missing${counter++}`;
-    const files = await repo.addModel(name, 'add_sub');
+    const files = await repo.current.addModel(name, 'add_sub');
     const error = await backend
       .createModel({ ...files, modelPath: `${files.versionDirectory}/absent.onnx`, name, config: normalizeModelConfig({ name, ...addSub() }) })
       .catch((e) => e);
@@ -196,7 +190,7 @@ describe('model files that cannot serve', () => {
 
   test('a model.onnx directory without a model.onnx inside is UNAVAILABLE', async () => {
     const name = `emptydir${counter++}`;
-    const files = await repo.addModel(name, 'add_sub');
+    const files = await repo.current.addModel(name, 'add_sub');
     const modelPath = join(files.versionDirectory, 'empty.onnx');
     await mkdir(modelPath);
     const error = await backend.createModel({ ...files, modelPath, name, config: normalizeModelConfig({ name, ...addSub() }) }).catch((e) => e);
