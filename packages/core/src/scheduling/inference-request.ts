@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { BackendRequest } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { onAbort } from './abort-watch.js';
 import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
 
 /** The longest delay setTimeout honours; past it, a timer fires at once. */
@@ -49,8 +50,7 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   executeEnd = 0;
   private cancelled = false;
   private timer: NodeJS.Timeout | undefined;
-  private readonly signal: AbortSignal | undefined;
-  private readonly abortListener: (() => void) | undefined;
+  private readonly stopWatchingSignal: (() => void) | undefined;
 
   constructor(
     readonly modelName: string,
@@ -67,11 +67,9 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
     this.priority = request.priority;
     this.sequence = request.sequence;
     this.response = new ResponseChannel(sink, request.requestedOutputs, this);
-    this.signal = request.signal;
-    if (this.signal) {
-      if (this.signal.aborted) throw this.cancellation();
-      this.abortListener = () => this.cancel(this.cancellation());
-      this.signal.addEventListener('abort', this.abortListener, { once: true });
+    if (request.signal) {
+      if (request.signal.aborted) throw this.cancellation();
+      this.stopWatchingSignal = onAbort(request.signal, () => this.cancel(this.cancellation()));
     }
     // Past setTimeout's limit (about 24.8 days) a deadline is as good as none.
     if (request.timeoutMicroseconds > 0 && request.timeoutMicroseconds / 1000 <= MAX_TIMER_MS) {
@@ -99,7 +97,7 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   /** Called once by the response channel when the last response or an error went out. */
   responseEnded(error?: InferenceError): void {
     if (this.timer) clearTimeout(this.timer);
-    if (this.abortListener) this.signal?.removeEventListener('abort', this.abortListener);
+    this.stopWatchingSignal?.();
     this.onEnd(this, error);
   }
 

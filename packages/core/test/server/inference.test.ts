@@ -132,6 +132,29 @@ describe('infer()', () => {
     expect(probe.executions).toBe(2);
   });
 
+  it('lets many requests share one AbortSignal without a listener each, and aborts them all', async () => {
+    const { server } = await serve({ m: { config: testConfig({}) } });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const done = await Promise.all(
+        Array.from({ length: 20 }, () => server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: controller.signal })),
+      );
+      expect(done).toHaveLength(20);
+      const pending = Array.from({ length: 20 }, () =>
+        server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 5 }, signal: controller.signal }).catch((e: InferenceError) => e.code),
+      );
+      controller.abort();
+      expect(await Promise.all(pending)).toEqual(new Array(20).fill('CANCELLED'));
+      await sleep(10);
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('refuses a request whose signal is already aborted', async () => {
     const { server } = await serve({ m: { config: testConfig({}) } });
     await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: AbortSignal.abort() }), 'CANCELLED', /cancelled/);
