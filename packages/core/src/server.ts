@@ -6,7 +6,7 @@ import { byNameThenVersion, ModelManager } from './model/model-manager.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
 import { fingerprintDirectory } from './repository/fingerprint.js';
-import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
+import { ModelRepository, type RepositoryScan } from './repository/model-repository.js';
 import { RepositoryPoller } from './repository/repository-poller.js';
 import { MAX_TIMER_MS, type InferenceRequest } from './scheduling/inference-request.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
@@ -117,7 +117,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   async loadModel(name: string, options: LoadModelOptions = {}): Promise<void> {
     this.assertRunning();
     this.assertExplicit('load');
-    await this.manager.load(name, () => this.locate(name), options.config);
+    await this.manager.load(name, () => this.repository.find(name), options.config);
   }
 
   /** Explicit mode: unloads a model once its in-flight requests finish (up to exitTimeoutMs). */
@@ -161,7 +161,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     });
     return {
       name,
-      versions: this.manager.index().filter((e) => e.name === name && e.state === 'READY').map((e) => String(e.version)),
+      versions: this.manager.servedVersions(name).map((s) => String(s.version)),
       platform: config.platform || config.backend || '',
       inputs: (config.input ?? []).map(describe),
       outputs: (config.output ?? []).map(describe),
@@ -186,17 +186,10 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
 
   /** Per-version statistics in the shape of Triton's statistics extension. */
   statistics(name?: string, version?: number): { model_stats: ModelStatistics[] } {
-    const names = name === undefined ? this.manager.managedNames() : [name];
-    const model_stats: ModelStatistics[] = [];
-    for (const entry of this.manager.index()) {
-      if (!names.includes(entry.name) || entry.version === undefined) continue;
-      if (version !== undefined && entry.version !== version) continue;
-      if (this.manager.isReady(entry.name, entry.version)) {
-        model_stats.push(this.manager.serving(entry.name, entry.version).statistics.snapshot());
-      }
-    }
-    if (name !== undefined && model_stats.length === 0) this.manager.serving(name, version);
-    return { model_stats };
+    // Naming a model that serves nothing (or not that version) throws, as the other per-model calls do.
+    if (name !== undefined) this.manager.serving(name, version);
+    const served = this.manager.servedVersions(name).filter((s) => version === undefined || s.version === version);
+    return { model_stats: served.map((s) => s.statistics.snapshot()) };
   }
 
   /** Stops taking requests, drains in-flight work (up to exitTimeoutMs, then fails it with UNAVAILABLE), unloads every model. */
@@ -222,16 +215,6 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     if (this.mode !== 'explicit') {
       throw new InferenceError('UNSUPPORTED', `cannot ${action} models in modelControlMode "${this.mode}"; use "explicit"`);
     }
-  }
-
-  /** Finds a model's directory, refusing a name that is in two repositories. */
-  private async locate(name: string, scan?: RepositoryScan): Promise<ModelSource> {
-    scan ??= await this.repository.scan();
-    const conflict = scan.conflicts.get(name);
-    if (conflict) throw new InferenceError('INVALID_ARG', conflict);
-    const source = scan.models.get(name);
-    if (!source) throw new InferenceError('NOT_FOUND', `model '${name}' is not in the model repository`);
-    return source;
   }
 
   /** A listener that throws must not break a load or unload: it is reported as a warning. */
@@ -274,7 +257,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       names.map(async (name) => {
         // A conflict or a startup name the repository lacks stays in the index as UNAVAILABLE.
         const refusal = scan.conflicts.get(name) ?? (scan.models.has(name) ? undefined : `model '${name}' is not in the model repository`);
-        const work = refusal ? this.manager.refuse(name, refusal) : this.manager.load(name, () => this.locate(name, scan));
+        const source = scan.models.get(name)!;
+        const work = refusal ? this.manager.refuse(name, refusal) : this.manager.load(name, async () => source);
         await work.catch((error) => failures.push(InferenceError.from(error)));
         if (refusal) failures.push(new InferenceError('INVALID_ARG', refusal));
       }),

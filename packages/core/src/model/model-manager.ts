@@ -71,6 +71,14 @@ export class ModelManager {
     return entries.sort(byNameThenVersion);
   }
 
+  /** The versions serving now, of one model or of all, by name then version. */
+  servedVersions(name?: string): ServedModelVersion[] {
+    const models = name === undefined ? [...this.models.values()] : [this.models.get(name)].filter((m) => m !== undefined);
+    return models
+      .flatMap((model) => [...model.serving.values()])
+      .sort((a, b) => a.context.name.localeCompare(b.context.name) || a.version - b.version);
+  }
+
   managedNames(): string[] {
     return [...this.models.keys()];
   }

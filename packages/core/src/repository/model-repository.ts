@@ -38,7 +38,7 @@ export class ModelRepository {
       for (const name of await listDirectories(path, `model repository '${path}'`)) {
         const previous = seenIn.get(name);
         if (previous !== undefined) {
-          conflicts.set(name, `model '${name}' appears in more than one repository: '${previous}' and '${path}'`);
+          conflicts.set(name, conflictReason(name, [previous, path]));
           models.delete(name);
           continue;
         }
@@ -47,6 +47,20 @@ export class ModelRepository {
       }
     }
     return { models, conflicts };
+  }
+
+  /** One model, looked up without scanning the others; INVALID_ARG when in two repositories, NOT_FOUND when in none. */
+  async find(name: string): Promise<ModelSource> {
+    const notFound = new InferenceError('NOT_FOUND', `model '${name}' is not in the model repository`);
+    // A model is a directory directly in a repository: no hidden names, no paths.
+    if (name.startsWith('.') || /[\\/]/.test(name)) throw notFound;
+    const holders: string[] = [];
+    for (const path of this.paths) {
+      if (await isDirectory(join(path, name))) holders.push(path);
+    }
+    if (holders.length > 1) throw new InferenceError('INVALID_ARG', conflictReason(name, holders));
+    if (holders.length === 0) throw notFound;
+    return this.describe(name, join(holders[0]!, name));
   }
 
   private async describe(name: string, directory: string): Promise<ModelSource> {
@@ -90,12 +104,17 @@ async function listDirectories(path: string, what: string): Promise<string[]> {
   const names: string[] = [];
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
-    const isDirectory = entry.isSymbolicLink()
-      ? await stat(join(path, entry.name)).then((s) => s.isDirectory(), () => false)
-      : entry.isDirectory();
-    if (isDirectory) names.push(entry.name);
+    if (entry.isSymbolicLink() ? await isDirectory(join(path, entry.name)) : entry.isDirectory()) names.push(entry.name);
   }
   return names.sort();
+}
+
+function conflictReason(name: string, paths: readonly string[]): string {
+  return `model '${name}' appears in more than one repository: ${paths.map((p) => `'${p}'`).join(' and ')}`;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then((s) => s.isDirectory(), () => false);
 }
 
 async function isFile(path: string): Promise<boolean> {

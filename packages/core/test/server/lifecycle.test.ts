@@ -185,6 +185,7 @@ describe('explicit mode', () => {
     await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
     expect((await server.repositoryIndex())[0]).toMatchObject({ state: 'READY', reason: expect.stringMatching(/reload failed/) });
     expect((await rejection(server.loadModel('ghost'))).code).toBe('NOT_FOUND');
+    expect((await rejection(server.loadModel('../m'))).code).toBe('NOT_FOUND');
     expect((await rejection(server.unloadModel('ghost'))).code).toBe('NOT_FOUND');
   });
 
