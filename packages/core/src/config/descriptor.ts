@@ -72,7 +72,7 @@ function describeValue(schema: AnySchema, where: string): ValueDescriptor {
 const cache = new WeakMap<AnySchema, MessageDescriptor>();
 
 /** The descriptor of a message schema (memoized: the schema objects never change). */
-export function describeMessage(schema: AnySchema): MessageDescriptor {
+function describeMessage(schema: AnySchema): MessageDescriptor {
   const known = cache.get(schema);
   if (known) return known;
   const oneofs = protoOneofs.get(schema as z.ZodType)?.oneofs ?? [];

@@ -98,7 +98,7 @@ function printFields(data: unknown, descriptor: MessageDescriptor, indent: strin
 }
 
 /** Prints a message object as protobuf text format. */
-export function printTextFormat(data: Record<string, unknown>, descriptor: MessageDescriptor): string {
+function printTextFormat(data: Record<string, unknown>, descriptor: MessageDescriptor): string {
   return printFields(data, descriptor, '', []).map((line) => `${line}\n`).join('');
 }
 

@@ -2,8 +2,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Backend, ModelFiles } from '../backend/backend.js';
 import type { BackendRegistry } from '../backend/registry.js';
-import { normalizeModelConfig, parseModelConfig, validateModelConfig } from '../config/index.js';
-import { ENSEMBLE_PLATFORM } from '../config/platforms.js';
+import { parseModelConfig, validateModelConfig } from '../config/index.js';
+import { modelConfigError } from '../config/model-error.js';
+import { completeBackendFields, ENSEMBLE_PLATFORM, type BackendFields } from '../config/platforms.js';
 import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { readConfigText, type ModelSource } from '../repository/model-repository.js';
@@ -31,7 +32,7 @@ export async function resolveModel(
 ): Promise<ResolvedModel> {
   let config = await readConfig(source, override);
   if (config.name && config.name !== source.name) {
-    throw new InferenceError('INVALID_ARG', `model '${source.name}': config names the model '${config.name}'; it must match the directory name`);
+    throw modelConfigError(source.name, `config names the model '${config.name}'; it must match the directory name`);
   }
   config = { ...config, name: source.name };
   refuseUnsupported(config);
@@ -48,9 +49,9 @@ export async function resolveModel(
   // A file the config names, or its platform's (torch_aoti: model.pt2); else the backend's own; else Triton's for that backend.
   const filename =
     config.default_model_filename ||
-    (config.platform ? normalizeModelConfig(config).default_model_filename : '') ||
+    (config.platform ? frameworkFields(config).default_model_filename : '') ||
     backend.defaultModelFilename ||
-    normalizeModelConfig(config).default_model_filename ||
+    frameworkFields(config).default_model_filename ||
     '';
   const files = selection.versions.map((version) => modelFiles(source, filename, version));
   if (backend.autoCompleteConfig) {
@@ -88,13 +89,12 @@ function modelFiles(source: ModelSource, filename: string, version: number): Mod
 /**
  * Triton's order for picking a backend: the `backend` field; what the platform or the
  * model file name says; a model file a backend knows in the version directory; last,
- * the `<name>.<backend>` naming convention (normalization applies the table and the
- * convention).
+ * the `<name>.<backend>` naming convention (the framework table applies both).
  */
 async function chooseBackend(config: ModelConfig, source: ModelSource, versions: readonly number[], registry: BackendRegistry): Promise<string> {
   if (config.backend) return config.backend;
   if (config.platform || config.default_model_filename) {
-    const derived = normalizeModelConfig(config).backend;
+    const derived = frameworkFields(config).backend;
     if (derived) return derived;
   }
   const latest = join(source.directory, String(versions[versions.length - 1]));
@@ -102,10 +102,22 @@ async function chooseBackend(config: ModelConfig, source: ModelSource, versions:
   for (const candidate of await registry.candidates()) {
     if (present.has(candidate.filename)) return candidate.name;
   }
-  const byName = normalizeModelConfig(config).backend;
+  const byName = frameworkFields(config).backend;
   if (byName) return byName;
   throw new InferenceError(
     'INVALID_ARG',
     `model '${source.name}': the config names no backend or platform, and no known model file is in '${latest}'`,
   );
+}
+
+/** Triton's framework table applied to a copy of the config's backend fields. */
+function frameworkFields(config: ModelConfig): BackendFields {
+  const fields = {
+    name: config.name ?? '',
+    platform: config.platform ?? '',
+    backend: config.backend ?? '',
+    default_model_filename: config.default_model_filename ?? '',
+  };
+  completeBackendFields(fields);
+  return fields;
 }
