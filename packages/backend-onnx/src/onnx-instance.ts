@@ -1,8 +1,16 @@
-import { InferenceError, dataTypeFromConfig, elementCount, gatherBatchInput, scatterBatchOutputs, shapeToString } from '@tritium/core';
+import {
+  InferenceError,
+  dataTypeFromConfig,
+  elementCount,
+  gatherBatchInput,
+  mapVariableDims,
+  scatterBatchOutputs,
+  shapeMatches,
+  shapeToString,
+} from '@tritium/core';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core';
 import type { ConfigTensor, ConfigView } from './config.js';
 import { controlInputNames } from './config.js';
-import { reshapeItems } from './reshape.js';
 import type { OrtRuntime, OrtSession, OrtTensor } from './runtime.js';
 import { releaseSession } from './session.js';
 import { decodeStrings, fromOrtTensor, toOrtTensor } from './tensors.js';
@@ -193,7 +201,17 @@ export class OnnxInstance implements BackendInstance {
         `${what}: the model returned shape ${shapeToString(tensor.shape)}, whose first dimension should be the batch size ${batchSize}`,
       );
     }
-    if (config.reshape) tensor.shape = reshapeItems(tensor.shape, this.batching, config.dims ?? [], what);
+    if (config.reshape) tensor.shape = this.inConfigDims(tensor.shape, config.reshape.shape ?? [], config.dims ?? [], what);
     return tensor;
+  }
+
+  /** An output the model gives in its `reshape` form, read in the config's `dims` form; the batch dimension stays. */
+  private inConfigDims(shape: readonly number[], reshape: readonly number[], dims: readonly number[], what: string): number[] {
+    const lead = this.batching ? 1 : 0;
+    const items = shape.slice(lead);
+    if (!shapeMatches(items, reshape)) {
+      throw new InferenceError('INTERNAL', `${what}: the model returned shape ${shapeToString(shape)}, which does not fit the configuration's reshape ${shapeToString(reshape)}`);
+    }
+    return [...shape.slice(0, lead), ...mapVariableDims(items, reshape, dims)];
   }
 }

@@ -5,7 +5,6 @@ import { InferenceError } from '@tritium/core';
 import type { Tensor } from '@tritium/core';
 import { createBackend, onnxBackend } from '../src/index.js';
 import { externalDataLocations } from '../src/external-data.js';
-import { reshapeItems } from '../src/reshape.js';
 import { graphLevel } from '../src/session-options.js';
 import { MODELS, fp32, loadDirect, outputsOf, range, request, useTempRepository } from './helpers.js';
 
@@ -141,11 +140,4 @@ describe('helpers', () => {
     expect(() => externalDataLocations(new TextEncoder().encode('not a protobuf message'))).toThrow();
   });
 
-  test('reshapeItems keeps the batch dimension and solves one -1', () => {
-    expect(reshapeItems([3, 4, 4], true, [16], 'x')).toEqual([3, 16]);
-    expect(reshapeItems([3, 1], true, [], 'x')).toEqual([3]);
-    expect(reshapeItems([2, 6], false, [3, -1], 'x')).toEqual([3, 4]);
-    expect(reshapeItems([5, 16], true, [-1], 'x')).toEqual([5, 16]);
-    expect(() => reshapeItems([2, 5], true, [3], 'input X')).toThrow(/input X: cannot reshape \[5\] to \[3\]/);
-  });
 });

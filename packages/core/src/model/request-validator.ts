@@ -2,7 +2,7 @@ import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { RequestParameters, ValidatedRequest } from '../scheduling/inference-request.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
-import { shapeMatches, shapeToString } from '../tensor/shape.js';
+import { mapVariableDims, shapeMatches, shapeToString } from '../tensor/shape.js';
 import { toTensor, type Tensor, type TensorInput } from '../tensor/tensor.js';
 import type { InferRequest } from '../types.js';
 
@@ -128,19 +128,11 @@ export class RequestValidator {
   }
 }
 
-/**
- * Gives the backend the config's `reshape` shape. Its variable (-1) dimensions take,
- * in order, the sizes the request gave the variable dimensions of `dims` (validation
- * made their counts equal).
- */
+/** Gives the backend the config's `reshape` shape, keeping the batch dimension. */
 function reshaped(tensor: Tensor, spec: InputSpec, batching: boolean): Tensor {
-  const variable: number[] = [];
-  spec.expectedShape.forEach((dim, i) => {
-    if (dim === -1 && !(batching && i === 0)) variable.push(tensor.shape[i]!);
-  });
-  let next = 0;
-  const items = spec.reshape!.map((dim) => (dim === -1 ? variable[next++]! : dim));
-  return { ...tensor, shape: batching ? [tensor.shape[0]!, ...items] : items };
+  if (!batching) return { ...tensor, shape: mapVariableDims(tensor.shape, spec.expectedShape, spec.reshape!) };
+  const items = mapVariableDims(tensor.shape.slice(1), spec.expectedShape.slice(1), spec.reshape!);
+  return { ...tensor, shape: [tensor.shape[0]!, ...items] };
 }
 
 /** An object literal (or null-prototype object), not a Map, array or class instance. */

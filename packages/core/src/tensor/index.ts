@@ -16,7 +16,7 @@ export type {
   TypedArrayConstructor,
   TypedTensorData,
 } from './datatype.js';
-export { elementCount, isValidShape, shapeMatches, shapeToString } from './shape.js';
+export { elementCount, isValidShape, mapVariableDims, shapeMatches, shapeToString } from './shape.js';
 export { toTensor } from './tensor.js';
 export type { Tensor, TensorInput, TensorRole } from './tensor.js';
 export { concatTensorData, createTensorData, sliceTensorData, tensorByteSize } from './data.js';

@@ -23,3 +23,16 @@ export function shapeMatches(shape: readonly number[], dims: readonly number[]):
   for (let i = 0; i < shape.length; i++) if (dims[i] !== -1 && dims[i] !== shape[i]) return false;
   return true;
 }
+
+/**
+ * Reads `shape`, which fits `from`, in the form `to`: each variable (-1) dimension of
+ * `to` takes, in order, the size `shape` has where `from` is variable. This is how
+ * Triton's `reshape` relates to `dims` (config validation makes the two agree on how
+ * many variable dimensions they have and on the sizes between them).
+ */
+export function mapVariableDims(shape: readonly number[], from: readonly number[], to: readonly number[]): number[] {
+  const variable: number[] = [];
+  for (let i = 0; i < from.length; i++) if (from[i] === -1) variable.push(shape[i]!);
+  let next = 0;
+  return to.map((dim) => (dim === -1 ? variable[next++]! : dim));
+}

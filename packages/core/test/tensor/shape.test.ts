@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { elementCount, isValidShape, shapeMatches, shapeToString } from '../../src/tensor/index.js';
+import { elementCount, isValidShape, mapVariableDims, shapeMatches, shapeToString } from '../../src/tensor/index.js';
 
 describe('shape', () => {
   it('counts elements', () => {
@@ -29,5 +29,13 @@ describe('shape', () => {
     expect(shapeMatches([2, 3], [2])).toBe(false);
     expect(shapeMatches([2], [2, -1])).toBe(false);
     expect(shapeMatches([], [])).toBe(true);
+  });
+});
+
+describe('mapVariableDims', () => {
+  it('gives the target\'s variable dims the sizes of the source\'s, in order', () => {
+    expect(mapVariableDims([3, 4, 5], [-1, 4, -1], [-1, 2, 2, -1])).toEqual([3, 2, 2, 5]);
+    expect(mapVariableDims([4, 4], [4, 4], [16])).toEqual([16]);
+    expect(mapVariableDims([7], [-1], [1, -1])).toEqual([1, 7]);
   });
 });
