@@ -1,4 +1,4 @@
-import { InferenceError, float32ToFp16Bits } from '@tritium/core';
+import { InferenceError, toFp16 } from '@tritium/core';
 import type { DataType, Tensor, TensorData } from '@tritium/core';
 import { dataTypeOfOrt, requireOrtType } from './datatypes.js';
 import type { Ort, OrtTensor } from './runtime.js';
@@ -9,12 +9,12 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * Wraps a Tritium tensor as an onnxruntime tensor of the runtime's own class. Typed
  * data is passed as it is (no copy; views into a larger buffer are fine). BYTES
  * become JavaScript strings, as onnxruntime's JavaScript API has no other string
- * form: `strings` when the caller decoded them already, else decoded here.
- * `what` names the tensor in errors, e.g. "model 'm' input 'X'".
+ * form: `strings`, which the caller decoded per request (so a bad string fails its own
+ * request alone). `what` names the tensor in errors, e.g. "model 'm' input 'X'".
  */
 export function toOrtTensor(ort: Ort, tensor: Tensor, what: string, strings?: string[]): OrtTensor {
   const type = requireOrtType(tensor.datatype, what);
-  if (type === 'string') return new ort.Tensor('string', strings ?? decodeStrings(tensor.data as TensorData<'BYTES'>, what), tensor.shape);
+  if (type === 'string') return new ort.Tensor('string', strings!, tensor.shape);
   // The typed array already has the element type onnxruntime expects for `type`
   // (bool: Uint8Array, float16: Uint16Array bits, int64: BigInt64Array, ...).
   return new ort.Tensor(type as 'float32', tensor.data as Float32Array, tensor.shape);
@@ -31,14 +31,8 @@ export function fromOrtTensor(value: OrtTensor, expected: DataType | undefined, 
 }
 
 function outputData(datatype: DataType, data: unknown): TensorData {
-  if (datatype === 'BYTES') return [...(data as readonly string[])];
-  if (datatype === 'FP16' && !(data instanceof Uint16Array)) {
-    // Runtimes with Float16Array return float16 as numbers; Tritium keeps bits.
-    const values = data as ArrayLike<number>;
-    const bits = new Uint16Array(values.length);
-    for (let i = 0; i < values.length; i++) bits[i] = float32ToFp16Bits(values[i]!);
-    return bits;
-  }
+  // Runtimes with Float16Array return float16 as numbers; Tritium keeps bits.
+  if (datatype === 'FP16' && !(data instanceof Uint16Array)) return toFp16(data as ArrayLike<number>);
   return data as TensorData;
 }
 

@@ -99,7 +99,7 @@ export function bf16BitsToFloat32(bits: number): number {
 
 /** Encodes values with `fromBits`, reading a Float32Array's bits directly. */
 function encode(
-  values: Float32Array | readonly number[],
+  values: Float32Array | ArrayLike<number>,
   fromBits: (bits: number, excess: number) => number,
   fromNumber: (x: number) => number,
 ): Uint16Array {
@@ -113,11 +113,11 @@ function encode(
   return out;
 }
 
-export function toFp16(values: Float32Array | readonly number[]): Uint16Array {
+export function toFp16(values: Float32Array | ArrayLike<number>): Uint16Array {
   return encode(values, float32BitsToFp16, float32ToFp16Bits);
 }
 
-export function toBf16(values: Float32Array | readonly number[]): Uint16Array {
+export function toBf16(values: Float32Array | ArrayLike<number>): Uint16Array {
   return encode(values, float32BitsToBf16, float32ToBf16Bits);
 }
 
