@@ -3,7 +3,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { normalizeModelConfig, type Backend, type BackendInstance, type BackendModel, type BackendRequest, type ExecuteResult, type ModelConfig, type ModelContext, type Tensor } from '@tritium/core';
+import { normalizeModelConfig, type Backend, type BackendInstance, type BackendModel, type BackendRequest, type ExecuteResult, type ModelConfig, type ModelContext, type ModelFiles, type Tensor } from '@tritium/core';
 
 /** The committed test models (see models/generate.py). */
 export const MODELS = fileURLToPath(new URL('../models/', import.meta.url));
@@ -37,7 +37,7 @@ export class TempRepository {
    * model.onnx directory), or written from bytes (null: an empty version directory),
    * with config.pbtxt text when given.
    */
-  async addModel(name: string, model: string | Uint8Array | null, options: { config?: string; version?: number } = {}): Promise<ModelFiles2> {
+  async addModel(name: string, model: string | Uint8Array | null, options: { config?: string; version?: number } = {}): Promise<ModelFiles> {
     const modelDirectory = join(this.root, name);
     const versionDirectory = join(modelDirectory, String(options.version ?? 1));
     await mkdir(versionDirectory, { recursive: true });
@@ -51,13 +51,6 @@ export class TempRepository {
   async cleanup(): Promise<void> {
     await rm(this.root, { recursive: true, force: true });
   }
-}
-
-interface ModelFiles2 {
-  modelDirectory: string;
-  versionDirectory: string;
-  modelPath: string;
-  version: number;
 }
 
 /** Drives a Backend directly, as the server would: auto-complete, create the model, then instances. */
