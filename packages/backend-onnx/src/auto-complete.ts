@@ -17,14 +17,17 @@ export const DEFAULT_MAX_BATCH_SIZE = 4;
  *   the batch dimension when batching); a tensor left with no dims becomes dims [1],
  *   with `reshape { shape: [] }` when batching.
  */
+/** A config that lists inputs (or batch inputs) and outputs is used as written, as Triton does. */
+export function listsInputsAndOutputs(config: ConfigView): boolean {
+  return (config.input?.length ?? 0) + (config.batch_input?.length ?? 0) > 0 && (config.output?.length ?? 0) > 0;
+}
+
 export function autoCompleteFromSignature(
   config: ConfigView,
   signature: ModelSignature,
   defaultMaxBatchSize: number = DEFAULT_MAX_BATCH_SIZE,
 ): ConfigView {
-  const inputCount = (config.input?.length ?? 0) + (config.batch_input?.length ?? 0);
-  const outputCount = config.output?.length ?? 0;
-  if (inputCount > 0 && outputCount > 0) return config;
+  if (listsInputsAndOutputs(config)) return config;
 
   const completed: ConfigView = { ...config };
   const all = [...signature.inputs, ...signature.outputs];
@@ -45,8 +48,8 @@ export function autoCompleteFromSignature(
   }
 
   const batching = (completed.max_batch_size ?? 0) > 0;
-  if (inputCount === 0) completed.input = signature.inputs.map((t) => configTensor(t, batching));
-  if (outputCount === 0) completed.output = signature.outputs.map((t) => configTensor(t, batching));
+  if ((config.input?.length ?? 0) + (config.batch_input?.length ?? 0) === 0) completed.input = signature.inputs.map((t) => configTensor(t, batching));
+  if ((config.output?.length ?? 0) === 0) completed.output = signature.outputs.map((t) => configTensor(t, batching));
   return completed;
 }
 

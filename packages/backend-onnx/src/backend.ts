@@ -1,5 +1,5 @@
 import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core';
-import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature } from './auto-complete.js';
+import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature, listsInputsAndOutputs } from './auto-complete.js';
 import { modelConfigOf, parameter, invalidParameter, viewOf } from './config.js';
 import type { ConfigView } from './config.js';
 import { resolveModelFile } from './model-file.js';
@@ -50,8 +50,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
 
     async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
       const view = viewOf(config);
-      const inputs = (view.input?.length ?? 0) + (view.batch_input?.length ?? 0);
-      if (inputs > 0 && (view.output?.length ?? 0) > 0) return config;
+      if (listsInputsAndOutputs(view)) return config;
       const name = view.name ?? files.modelDirectory;
       const { runtime } = await runtimeFor(view);
       const modelFile = await resolveModelFile(files.modelPath, name);

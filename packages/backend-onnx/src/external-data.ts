@@ -35,11 +35,7 @@ export async function readExternalData(modelName: string, modelFile: string, mod
     try {
       files.push({ path: location, data: await readFile(full) });
     } catch (error) {
-      throw new InferenceError(
-        'UNAVAILABLE',
-        `model '${modelName}': cannot read external data '${location}' of '${modelFile}': ${(error as Error).message}`,
-        { cause: error },
-      );
+      throw InferenceError.from(error, 'UNAVAILABLE', `model '${modelName}': cannot read external data '${location}' of '${modelFile}'`);
     }
   }
   return files;
