@@ -36,13 +36,6 @@ export interface ValidatedRequest {
  */
 export class InferenceRequest implements BackendRequest, ResponseOwner {
   readonly response: ResponseChannel;
-  readonly inputs: Record<string, Tensor>;
-  readonly requestedOutputs: readonly string[];
-  readonly batchSize: number;
-  readonly parameters: RequestParameters;
-  readonly priority: number;
-  readonly sequence: SequenceOptions | undefined;
-  readonly id: string;
   /** performance.now() at arrival, for queue-time statistics. */
   readonly arrivalTime = performance.now();
   /** performance.now() when a backend started and finished executing it; set by the instance runner. */
@@ -55,17 +48,10 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   constructor(
     readonly modelName: string,
     readonly modelVersion: number,
-    request: ValidatedRequest,
+    private readonly request: ValidatedRequest,
     sink: ResponseSink,
     private readonly onEnd: (request: InferenceRequest, error?: InferenceError) => void,
   ) {
-    this.id = request.id;
-    this.inputs = request.inputs;
-    this.requestedOutputs = request.requestedOutputs;
-    this.batchSize = request.batchSize;
-    this.parameters = request.parameters;
-    this.priority = request.priority;
-    this.sequence = request.sequence;
     this.response = new ResponseChannel(sink, request.requestedOutputs, this);
     if (request.signal) {
       if (request.signal.aborted) throw this.cancellation();
@@ -78,6 +64,35 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
         request.timeoutMicroseconds / 1000,
       );
     }
+  }
+
+  // What the door validated, as backends and schedulers read it.
+  get id(): string {
+    return this.request.id;
+  }
+
+  get inputs(): Record<string, Tensor> {
+    return this.request.inputs;
+  }
+
+  get requestedOutputs(): readonly string[] {
+    return this.request.requestedOutputs;
+  }
+
+  get batchSize(): number {
+    return this.request.batchSize;
+  }
+
+  get parameters(): RequestParameters {
+    return this.request.parameters;
+  }
+
+  get priority(): number {
+    return this.request.priority;
+  }
+
+  get sequence(): SequenceOptions | undefined {
+    return this.request.sequence;
   }
 
   get isCancelled(): boolean {
