@@ -6,8 +6,9 @@ import { resolveModelFile } from './model-file.js';
 import { OnnxModel } from './onnx-model.js';
 import { RuntimeLoader } from './runtime.js';
 import type { RuntimeKind, RuntimeLoaderOptions } from './runtime.js';
-import { openSession, releaseSession } from './session.js';
+import { openSession } from './session.js';
 import { signatureOf } from './signature.js';
+import { ThreadChoice } from './thread-choice.js';
 
 /** The model config parameter that picks the onnxruntime package for one model. */
 export const RUNTIME_PARAMETER = 'runtime';
@@ -23,8 +24,8 @@ export interface OnnxBackendOptions extends RuntimeLoaderOptions {
   readonly defaultMaxBatchSize?: number;
   /**
    * Whether a model's instances share one session (per device) unless its config says
-   * otherwise with `share_session_between_instances`. Default true: on this project's
-   * measurements one shared session beats a session per instance (see the README).
+   * otherwise with `share_session_between_instances`. Default false, as in Triton: a
+   * session per instance, each on its own worker thread, so N instances run N runs at once.
    */
   readonly shareSessionsBetweenInstances?: boolean;
 }
@@ -39,7 +40,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
   const loader = new RuntimeLoader(options);
   const defaultRuntime = options.runtime ?? 'auto';
   const defaultMaxBatchSize = options.defaultMaxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
-  const shareSessions = options.shareSessionsBetweenInstances ?? true;
+  const shareSessions = options.shareSessionsBetweenInstances ?? false;
 
   const runtimeFor = (config: ConfigView) => loader.select(requestedRuntime(config, defaultRuntime));
 
@@ -54,18 +55,15 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
       const name = view.name ?? files.modelDirectory;
       const { runtime } = await runtimeFor(view);
       const modelFile = await resolveModelFile(files.modelPath, name);
-      // Only the signature is needed: skip graph optimizations to open it quickly.
-      const session = await openSession(
-        runtime,
-        modelFile,
-        { graphOptimizationLevel: 'disabled', executionProviders: [runtime.cpuProvider], logSeverityLevel: 3 },
-        name,
-      );
+      // Only the signature is needed: skip graph optimizations to open it quickly,
+      // off the event loop unless the model is set to run inline.
+      const options = { graphOptimizationLevel: 'disabled', executionProviders: [runtime.cpuProvider], logSeverityLevel: 3 } as const;
+      const session = await openSession({ runtime, modelFile, options, modelName: name }, ThreadChoice.fromConfig(view).thread);
       let completed: ConfigView;
       try {
-        completed = autoCompleteFromSignature(view, signatureOf(session, name), defaultMaxBatchSize);
+        completed = autoCompleteFromSignature(view, signatureOf(session.metadata, name), defaultMaxBatchSize);
       } finally {
-        await releaseSession(runtime, session);
+        await session.release();
       }
       if (!completed.platform && (!completed.backend || completed.backend === 'onnxruntime')) completed = { ...completed, platform: 'onnxruntime_onnx' };
       if (!completed.backend) completed = { ...completed, backend: 'onnxruntime' };

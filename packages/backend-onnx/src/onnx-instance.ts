@@ -11,9 +11,10 @@ import {
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core';
 import type { ConfigTensor, ConfigView } from './config.js';
 import { controlInputNames } from './config.js';
-import type { OrtRuntime, OrtSession, OrtTensor } from './runtime.js';
-import { releaseSession } from './session.js';
-import { decodeStrings, fromOrtTensor, toOrtTensor } from './tensors.js';
+import type { TensorPayload } from './onnx-session.js';
+import type { OrtRuntime } from './runtime.js';
+import type { SessionSlot } from './session-slot.js';
+import { decodeStrings, fromOrtTensor, toPayload } from './tensors.js';
 
 /** What a model's instances share: its config, its runtime, and what was learnt from the model at load. */
 export interface LoadedModel {
@@ -36,7 +37,7 @@ interface OutputPlan {
 
 /**
  * One model instance: runs batches of requests on an onnxruntime session (its own,
- * or one it shares with the model's other instances). Requests whose inputs can be
+ * or one it shares with the model's other instances), on a worker thread or inline. Requests whose inputs can be
  * stacked are gathered into one run and the outputs scattered back; requests with
  * other shapes run in a group of their own.
  */
@@ -53,7 +54,7 @@ export class OnnxInstance implements BackendInstance {
 
   constructor(
     private readonly model: LoadedModel,
-    private readonly session: OrtSession,
+    private readonly slot: SessionSlot,
     /** Whether this instance owns the session (and releases it), or shares the model's. */
     private readonly ownsSession: boolean,
   ) {
@@ -105,7 +106,7 @@ export class OnnxInstance implements BackendInstance {
   }
 
   async finalize(): Promise<void> {
-    if (this.ownsSession) await releaseSession(this.model.runtime, this.session);
+    if (this.ownsSession) await this.slot.release();
   }
 
   private describe(request: BackendRequest): string {
@@ -142,37 +143,41 @@ export class OnnxInstance implements BackendInstance {
    */
   private async run(batch: readonly BackendRequest[], strings: DecodedStrings): Promise<Array<Record<string, Tensor>>> {
     const first = batch[0]!;
-    const feeds: Record<string, OrtTensor> = {};
+    const feeds: Record<string, TensorPayload> = {};
+    // A batch of several requests is gathered into new buffers, which the session may take over.
+    const transfer: ArrayBuffer[] = [];
     for (const name of this.controls) {
       if (!(name in first.inputs)) {
         throw new InferenceError('INVALID_ARG', `${this.describe(first)}: no sequence control input '${name}' (the sequence batcher provides it)`);
       }
-      feeds[name] = this.feed(batch, name, strings);
+      feeds[name] = this.feed(batch, name, strings, transfer);
     }
     for (const input of this.inputs) {
       if (!(input.name in first.inputs)) {
         if (input.optional) continue;
         throw new InferenceError('INVALID_ARG', `${this.describe(first)}: no input '${input.name}'`);
       }
-      feeds[input.name] = this.feed(batch, input.name, strings);
+      feeds[input.name] = this.feed(batch, input.name, strings, transfer);
     }
 
     const fetches = this.fetches(batch);
     // onnxruntime refuses an empty fetch list; with no output configured there is nothing to run for.
     if (fetches.length === 0) return batch.map(() => ({}));
-    const results = await this.model.runtime.run(this.session, feeds, fetches);
+    const { outputs: results } = await this.slot.run(feeds, fetches, transfer);
     let batchSize = 0;
     for (const request of batch) batchSize += request.batchSize;
     const outputs: Record<string, Tensor> = {};
-    for (const name in results) outputs[name] = this.output(name, results[name] as OrtTensor, batchSize);
+    for (const name in results) outputs[name] = this.output(name, results[name]!, batchSize);
     return batch.length === 1 ? [outputs] : scatterBatchOutputs(batch, outputs);
   }
 
-  /** One input of a batch, stacked along the batch dimension, as an onnxruntime tensor. */
-  private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings): OrtTensor {
+  /** One input of a batch, stacked along the batch dimension, for the session. */
+  private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings, transfer: ArrayBuffer[]): TensorPayload {
     const tensor = gatherBatchInput(batch, name);
     const decoded = tensor.datatype === 'BYTES' ? batch.flatMap((request) => strings.get(request.inputs[name]!)!) : undefined;
-    return toOrtTensor(this.model.runtime.ort, tensor, this.inputLabels.get(name)!, decoded);
+    const payload = toPayload(tensor, this.inputLabels.get(name)!, decoded);
+    if (batch.length > 1 && ArrayBuffer.isView(payload.data) && payload.data.buffer instanceof ArrayBuffer) transfer.push(payload.data.buffer);
+    return payload;
   }
 
   /** The outputs a batch asked for; the config's outputs when it named none (as Triton, and never an empty list for onnxruntime). */
@@ -184,7 +189,7 @@ export class OnnxInstance implements BackendInstance {
   }
 
   /** One output of a run in the config's shape, its first dimension checked against the batch size. */
-  private output(name: string, value: OrtTensor, batchSize: number): Tensor {
+  private output(name: string, value: TensorPayload, batchSize: number): Tensor {
     const { config, datatype, label: what } = this.outputs.get(name)!;
     const tensor = fromOrtTensor(value, datatype, what);
     if (this.model.scalarOutputs.has(name)) {

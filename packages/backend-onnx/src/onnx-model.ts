@@ -4,11 +4,14 @@ import { booleanParameter, viewOf } from './config.js';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
 import type { LoadedModel } from './onnx-instance.js';
-import type { OrtSession, OrtSessionOptions, SelectedRuntime } from './runtime.js';
-import { openSession, releaseSession } from './session.js';
+import type { OnnxSession, SessionThread } from './onnx-session.js';
+import type { SelectedRuntime } from './runtime.js';
+import { openSession } from './session.js';
 import type { Placement } from './session-options.js';
 import { sessionOptionsFor } from './session-options.js';
+import { SessionSlot } from './session-slot.js';
 import { signatureOf } from './signature.js';
+import { ThreadChoice } from './thread-choice.js';
 import { validateConfigAgainstModel } from './validate.js';
 
 export interface OnnxModelOptions {
@@ -17,30 +20,32 @@ export interface OnnxModelOptions {
 }
 
 /**
- * One loaded ONNX model version. Loading opens a first session, which proves the
- * file loads and lets the config be checked against the model. Instances then use
- * one session per placement (CPU, or a GPU device) shared among them, or, with
- * `share_session_between_instances: "false"`, a session each.
+ * One loaded ONNX model version. Loading opens a first session (on a worker thread
+ * unless the model is set inline), which proves the file loads and lets the config be
+ * checked against the model; the first instance then runs on it. Each instance has a
+ * session of its own (Triton's default), or, with `share_session_between_instances`,
+ * instances on one placement share one.
  */
 export class OnnxModel implements BackendModel {
   readonly description: string;
-  private readonly shared = new Map<string, Promise<OrtSession>>();
-  private spare?: { key: string; session: OrtSession };
-  private readonly owned = new Set<OrtSession>();
+  private readonly slots: SessionSlot[] = [];
+  private readonly shared = new Map<string, SessionSlot>();
+  private spare: { key: string; session: OnnxSession } | undefined;
 
   private constructor(
     private readonly loaded: LoadedModel,
     private readonly modelFile: string,
     private readonly share: boolean,
-    first: { key: string; session: OrtSession },
+    private readonly choice: ThreadChoice,
+    private readonly cpuSessions: number,
+    first: { key: string; session: OnnxSession },
     fallbackReason: string | undefined,
   ) {
-    if (share) this.shared.set(first.key, Promise.resolve(first.session));
-    else this.spare = first;
-    this.owned.add(first.session);
+    this.spare = first;
     const parts = [loaded.runtime.label];
     if (fallbackReason) parts.push(`in place of onnxruntime-node (${fallbackReason})`);
     parts.push(share ? 'one session shared by all instances' : 'one session per instance');
+    parts.push(choice.requested === 'auto' ? 'worker threads until its run time is measured' : `${choice.requested} sessions`);
     this.description = parts.join('; ');
   }
 
@@ -48,22 +53,25 @@ export class OnnxModel implements BackendModel {
     const config = viewOf(context.config);
     const { runtime } = selected;
     const share = booleanParameter(config, 'share_session_between_instances', options.shareSessions);
+    const choice = ThreadChoice.fromConfig(config);
+    const cpuSessions = share ? 1 : cpuInstanceCount(config);
     // Every instance group's session options are built now, so an accelerator that
     // cannot be had fails the load rather than the first instance.
     const placements = placementsOf(config);
-    for (const placement of placements) sessionOptionsFor(config, runtime, placement);
+    for (const placement of placements) sessionOptionsFor(config, runtime, placement, cpuSessions);
 
     const modelFile = await resolveModelFile(context.modelPath, context.name);
     const firstPlacement = placements[0]!;
-    const session = await openSession(runtime, modelFile, sessionOptionsFor(config, runtime, firstPlacement), context.name);
+    const spec = { runtime, modelFile, modelName: context.name, options: sessionOptionsFor(config, runtime, firstPlacement, cpuSessions) };
+    const session = await openSession(spec, choice.thread);
     try {
-      const signature = signatureOf(session, context.name);
+      const signature = signatureOf(session.metadata, context.name);
       validateConfigAgainstModel(config, signature);
       const scalarOutputs = new Set(signature.outputs.filter((o) => o.dims.length === 0).map((o) => o.name));
       const loaded: LoadedModel = { name: context.name, config, runtime, scalarOutputs };
-      return new OnnxModel(loaded, modelFile, share, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
+      return new OnnxModel(loaded, modelFile, share, choice, cpuSessions, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
     } catch (error) {
-      await releaseSession(runtime, session);
+      await session.release();
       throw error;
     }
   }
@@ -71,39 +79,43 @@ export class OnnxModel implements BackendModel {
   async createInstance(instance: InstanceContext): Promise<BackendInstance> {
     const placement: Placement = { kind: instance.kind, deviceId: instance.deviceId };
     const key = keyOf(placement);
-    if (this.share) {
-      let session = this.shared.get(key);
-      if (!session) {
-        session = this.open(placement);
-        this.shared.set(key, session);
-        // A failed open is reported to this instance, and retried by the next one.
-        session.catch(() => this.shared.delete(key));
-      }
-      return new OnnxInstance(this.loaded, await session, false);
+    let slot = this.share ? this.shared.get(key) : undefined;
+    if (!slot) {
+      slot = await this.openSlot(placement, key);
+      if (this.share) this.shared.set(key, slot);
     }
-    if (this.spare?.key === key) {
-      const { session } = this.spare;
-      this.spare = undefined;
-      return new OnnxInstance(this.loaded, session, true);
-    }
-    return new OnnxInstance(this.loaded, await this.open(placement), true);
+    slot.use(instance.health);
+    return new OnnxInstance(this.loaded, slot, !this.share);
   }
 
   async finalize(): Promise<void> {
-    // Sessions that instances owned were released by them; releaseSession skips those.
-    await Promise.all([...this.owned].map((session) => releaseSession(this.loaded.runtime, session)));
-    this.owned.clear();
-    this.shared.clear();
+    // Slots that instances owned were released by them already; release() is idempotent.
+    await Promise.all([...this.slots.map((slot) => slot.release()), this.spare?.session.release()]);
     this.spare = undefined;
   }
 
-  private async open(placement: Placement): Promise<OrtSession> {
+  private async openSlot(placement: Placement, key: string): Promise<SessionSlot> {
     const { config, runtime, name } = this.loaded;
-    const options: OrtSessionOptions = sessionOptionsFor(config, runtime, placement);
-    const session = await openSession(runtime, this.modelFile, options, name);
-    this.owned.add(session);
-    return session;
+    const spec = { runtime, modelFile: this.modelFile, modelName: name, options: sessionOptionsFor(config, runtime, placement, this.cpuSessions) };
+    const open = (thread: SessionThread) => openSession(spec, thread);
+    let first: OnnxSession;
+    if (this.spare?.key === key) {
+      first = this.spare.session;
+      this.spare = undefined;
+    } else {
+      first = await open(this.choice.thread);
+    }
+    const slot = new SessionSlot(first, open, this.choice, `model '${name}'`);
+    this.slots.push(slot);
+    return slot;
   }
+}
+
+/** How many sessions of a model run on the CPU at once when each instance has its own: its CPU instances. */
+function cpuInstanceCount(config: ConfigView): number {
+  let count = 0;
+  for (const group of config.instance_group ?? []) if (group.kind !== 'KIND_GPU') count += group.count ?? 1;
+  return Math.max(1, count);
 }
 
 /** The distinct placements the config's instance groups ask for; CPU when there are none. */

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InferenceError } from '@tritium/core';
 import type * as OrtApi from 'onnxruntime-node';
-import { readExternalData } from './external-data.js';
+import { readExternalData, type ExternalDataFile } from './external-data.js';
 
 /** Which onnxruntime package serves a model: the native binding or WebAssembly. */
 export type RuntimeKind = 'node' | 'web';
@@ -14,12 +14,22 @@ export type OrtTensor = OrtApi.Tensor;
 export type OrtFeeds = OrtApi.InferenceSession.FeedsType;
 export type OrtResults = OrtApi.InferenceSession.ReturnType;
 
+/** What InferenceSession.create takes for a model: its path, or its bytes and external data files. */
+export interface SessionSource {
+  readonly model: string | Uint8Array;
+  readonly externalData?: readonly ExternalDataFile[];
+}
+
 /** One loaded onnxruntime package. */
 export interface OrtRuntime {
   readonly kind: RuntimeKind;
   readonly ort: Ort;
   /** e.g. "onnxruntime-node 1.30.0". */
   readonly label: string;
+  /** The package a worker thread imports to run this runtime's sessions. */
+  readonly packageName: 'onnxruntime-node' | 'onnxruntime-web';
+  /** onnxruntime-web's process-wide settings, which each worker thread repeats for its own copy. */
+  readonly wasm?: { readonly paths?: string; readonly numThreads?: number };
   /**
    * The execution providers the package knows. Whether their libraries are installed
    * shows only when a session asks for one: onnxruntime-node lists CUDA and TensorRT
@@ -28,8 +38,10 @@ export interface OrtRuntime {
   readonly providers: ReadonlySet<string>;
   /** The execution provider that runs on the CPU: 'cpu' (native) or 'wasm'. */
   readonly cpuProvider: string;
-  /** Creates a session from a model file, resolving external data the runtime's way. */
-  createSession(modelFile: string, options: OrtSessionOptions, modelName: string): Promise<OrtSession>;
+  /** The model as this runtime opens it: onnxruntime-node reads files itself, onnxruntime-web is handed bytes. */
+  sessionSource(modelFile: string, modelName: string): Promise<SessionSource>;
+  /** Creates a session on this thread. */
+  createSession(source: SessionSource, options: OrtSessionOptions): Promise<OrtSession>;
   run(session: OrtSession, feeds: OrtFeeds, fetches: readonly string[]): Promise<OrtResults>;
   release(session: OrtSession): Promise<void>;
 }
@@ -92,9 +104,11 @@ export class RuntimeLoader {
         kind: 'node',
         ort,
         label: `onnxruntime-node ${ort.env.versions.node ?? ort.env.versions.common}`,
+        packageName: 'onnxruntime-node',
         providers: new Set((ort.listSupportedBackends?.() ?? [{ name: 'cpu' }]).map((b) => b.name)),
         cpuProvider: 'cpu',
-        createSession: (modelFile, options) => ort.InferenceSession.create(modelFile, options),
+        sessionSource: async (modelFile) => ({ model: modelFile }),
+        createSession: (source, options) => ort.InferenceSession.create(source.model as string, options),
         run: (session, feeds, fetches) => session.run(feeds, fetches),
         release: (session) => session.release(),
       } satisfies OrtRuntime;
@@ -121,14 +135,20 @@ export class RuntimeLoader {
         label: `onnxruntime-web ${version} (WebAssembly)`,
         providers: new Set(['wasm']),
         cpuProvider: 'wasm',
+        packageName: 'onnxruntime-web',
+        wasm: { paths: this.options.wasmPaths, numThreads: this.options.wasmNumThreads },
         // The wasm runtime has no file system of its own: the model and its
         // external data files are read here and handed over as bytes.
-        createSession: async (modelFile, options, modelName) => {
-          const model = await readFile(modelFile);
-          const bytes = new Uint8Array(model.buffer, model.byteOffset, model.byteLength);
-          const externalData = await readExternalData(modelName, modelFile, bytes);
-          return serial(() => ort.InferenceSession.create(bytes, externalData.length > 0 ? { ...options, externalData } : options));
+        sessionSource: async (modelFile, modelName) => {
+          const file = await readFile(modelFile);
+          const model = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
+          const externalData = await readExternalData(modelName, modelFile, model);
+          return externalData.length > 0 ? { model, externalData } : { model };
         },
+        createSession: (source, options) =>
+          serial(() =>
+            ort.InferenceSession.create(source.model as Uint8Array, source.externalData ? { ...options, externalData: [...source.externalData] } : options),
+          ),
         run: (session, feeds, fetches) => serial(() => session.run(feeds, fetches)),
         release: (session) => serial(() => session.release()),
       } satisfies OrtRuntime;

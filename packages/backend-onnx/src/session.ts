@@ -1,15 +1,29 @@
 import { InferenceError } from '@tritium/core';
-import type { OrtRuntime, OrtSession, OrtSessionOptions } from './runtime.js';
+import { InlineSession } from './inline-session.js';
+import type { OnnxSession, SessionThread } from './onnx-session.js';
+import type { OrtRuntime, OrtSessionOptions } from './runtime.js';
 import { acceleratorNames } from './session-options.js';
+import { WorkerSession } from './worker-session.js';
+
+/** Everything needed to open one session of a model. */
+export interface SessionSpec {
+  readonly runtime: OrtRuntime;
+  readonly modelFile: string;
+  readonly options: OrtSessionOptions;
+  readonly modelName: string;
+}
 
 /**
- * Creates an onnxruntime session, turning its failures into InferenceErrors that
- * carry onnxruntime's own reason: a file that is not a valid model is INVALID_ARG,
+ * Opens a session on a worker thread or inline, turning failures into InferenceErrors
+ * that carry onnxruntime's own reason: a file that is not a valid model is INVALID_ARG,
  * a missing execution provider library UNAVAILABLE, bfloat16 tensors UNSUPPORTED.
+ * `what` names the session's user in later errors, e.g. "model 'm' instance 'm_0'".
  */
-export async function openSession(runtime: OrtRuntime, modelFile: string, options: OrtSessionOptions, modelName: string): Promise<OrtSession> {
+export async function openSession(spec: SessionSpec, thread: SessionThread, what = `model '${spec.modelName}'`): Promise<OnnxSession> {
+  const { runtime, modelFile, options, modelName } = spec;
   try {
-    return await runtime.createSession(modelFile, options, modelName);
+    const source = await runtime.sessionSource(modelFile, modelName);
+    return thread === 'worker' ? await WorkerSession.open(runtime, source, options, what) : await InlineSession.open(runtime, source, options);
   } catch (error) {
     if (error instanceof InferenceError) throw error;
     const reason = error instanceof Error ? error.message : String(error);
@@ -29,18 +43,5 @@ export async function openSession(runtime: OrtRuntime, modelFile: string, option
       );
     }
     throw new InferenceError('INVALID_ARG', `model '${modelName}': ${runtime.label} cannot load '${modelFile}': ${reason}`, { cause: error });
-  }
-}
-
-const released = new WeakSet<OrtSession>();
-
-/** Releases a session once (later calls do nothing), ignoring a failure: it is only ever called on the way out. */
-export async function releaseSession(runtime: OrtRuntime, session: OrtSession | undefined): Promise<void> {
-  if (!session || released.has(session)) return;
-  released.add(session);
-  try {
-    await runtime.release(session);
-  } catch {
-    // Already released, or the runtime is shutting down.
   }
 }

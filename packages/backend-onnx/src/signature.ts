@@ -1,7 +1,7 @@
 import { InferenceError } from '@tritium/core';
 import type { DataType } from '@tritium/core';
 import { dataTypeOfOrt } from './datatypes.js';
-import type { OrtSession } from './runtime.js';
+import type { SessionMetadata } from './onnx-session.js';
 
 /** One input or output as the ONNX model declares it. */
 export interface TensorSignature {
@@ -17,14 +17,14 @@ export interface ModelSignature {
 }
 
 /** Reads a session's inputs and outputs, refusing what Triton cannot serve (non-tensors, unmapped types). */
-export function signatureOf(session: OrtSession, modelName: string): ModelSignature {
+export function signatureOf(session: SessionMetadata, modelName: string): ModelSignature {
   return {
     inputs: session.inputMetadata.map((m) => tensorSignature(m, 'input', modelName)),
     outputs: session.outputMetadata.map((m) => tensorSignature(m, 'output', modelName)),
   };
 }
 
-type ValueMetadata = OrtSession['inputMetadata'][number];
+type ValueMetadata = SessionMetadata['inputMetadata'][number];
 
 function tensorSignature(meta: ValueMetadata, role: 'input' | 'output', modelName: string): TensorSignature {
   if (!meta.isTensor) {

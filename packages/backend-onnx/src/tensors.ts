@@ -1,27 +1,25 @@
 import { InferenceError, toFp16 } from '@tritium/core';
 import type { DataType, Tensor, TensorData } from '@tritium/core';
 import { dataTypeOfOrt, requireOrtType } from './datatypes.js';
-import type { Ort, OrtTensor } from './runtime.js';
+import type { TensorPayload } from './onnx-session.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Wraps a Tritium tensor as an onnxruntime tensor of the runtime's own class. Typed
- * data is passed as it is (no copy; views into a larger buffer are fine). BYTES
+ * A Tritium tensor as a session takes it: onnxruntime's element type, data and dims.
+ * Typed data is passed as it is: it already has the element type onnxruntime expects
+ * (bool: Uint8Array, float16: Uint16Array bits, int64: BigInt64Array, ...). BYTES
  * become JavaScript strings, as onnxruntime's JavaScript API has no other string
  * form: `strings`, which the caller decoded per request (so a bad string fails its own
  * request alone). `what` names the tensor in errors, e.g. "model 'm' input 'X'".
  */
-export function toOrtTensor(ort: Ort, tensor: Tensor, what: string, strings?: string[]): OrtTensor {
+export function toPayload(tensor: Tensor, what: string, strings?: string[]): TensorPayload {
   const type = requireOrtType(tensor.datatype, what);
-  if (type === 'string') return new ort.Tensor('string', strings!, tensor.shape);
-  // The typed array already has the element type onnxruntime expects for `type`
-  // (bool: Uint8Array, float16: Uint16Array bits, int64: BigInt64Array, ...).
-  return new ort.Tensor(type as 'float32', tensor.data as Float32Array, tensor.shape);
+  return { type, data: type === 'string' ? strings! : (tensor.data as ArrayBufferView), dims: tensor.shape };
 }
 
 /** Reads an onnxruntime output back as a Tritium tensor of the expected datatype. */
-export function fromOrtTensor(value: OrtTensor, expected: DataType | undefined, what: string): Tensor {
+export function fromOrtTensor(value: TensorPayload, expected: DataType | undefined, what: string): Tensor {
   const datatype = dataTypeOfOrt(value.type);
   if (!datatype) throw new InferenceError('INTERNAL', `${what}: onnxruntime returned element type '${value.type}', which has no Triton datatype`);
   if (expected && expected !== datatype) {

@@ -3,7 +3,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { normalizeModelConfig, type Backend, type BackendInstance, type BackendModel, type BackendRequest, type ExecuteResult, type ModelConfig, type ModelContext, type ModelFiles, type Tensor } from '@tritium/core';
+import { normalizeModelConfig, type Backend, type BackendInstance, type BackendModel, type BackendRequest, type ExecuteResult, type InstanceHealth, type ModelConfig, type ModelContext, type ModelFiles, type Tensor } from '@tritium/core';
 
 /** The committed test models (see models/generate.py). */
 export const MODELS = fileURLToPath(new URL('../models/', import.meta.url));
@@ -68,8 +68,22 @@ export async function loadDirect(
   const context: ModelContext = { ...files, name, config: normalizeModelConfig(full) };
   const model = await backend.createModel(context);
   const created: BackendInstance[] = [];
-  for (let i = 0; i < instances; i++) created.push(await model.createInstance({ name: `${name}_0_${i}`, kind: 'KIND_CPU' }));
+  for (let i = 0; i < instances; i++) created.push(await model.createInstance({ name: `${name}_0_${i}`, kind: 'KIND_CPU', health: new HealthLog() }));
   return { model, instances: created, config: full };
+}
+
+/** An instance's health reports, as the server would receive them. */
+export class HealthLog implements InstanceHealth {
+  readonly reports: string[] = [];
+  recovering(reason: string): void {
+    this.reports.push(`recovering: ${reason}`);
+  }
+  restored(): void {
+    this.reports.push('restored');
+  }
+  failed(reason: string): void {
+    this.reports.push(`failed: ${reason}`);
+  }
 }
 
 let nextId = 0;

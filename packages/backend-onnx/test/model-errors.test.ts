@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { InferenceError, normalizeModelConfig } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
-import { MODELS, fp32, outputsOf, range, request, useTempRepository } from './helpers.js';
+import { HealthLog, MODELS, fp32, outputsOf, range, request, useTempRepository } from './helpers.js';
 
 const repo = useTempRepository();
 
@@ -16,7 +16,7 @@ async function load(artifact: string | Uint8Array, config: ModelConfig, kind = '
   const name = `m${counter++}`;
   const files = await repo.current.addModel(name, artifact);
   const model = await on.createModel({ ...files, name, config: normalizeModelConfig({ name, backend: 'onnxruntime', ...config }) });
-  const instance = await model.createInstance({ name: `${name}_0`, kind });
+  const instance = await model.createInstance({ name: `${name}_0`, kind, health: new HealthLog() });
   return { model, instance };
 }
 

@@ -13,6 +13,7 @@ export type {
   BackendRequest,
   ExecuteResult,
   InstanceContext,
+  InstanceHealth,
   ModelContext,
   ModelFiles,
   ResponseSender,

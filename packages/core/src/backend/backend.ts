@@ -54,6 +54,23 @@ export interface InstanceContext {
   readonly kind: string;
   /** The device id for GPU instances; undefined on CPU. */
   readonly deviceId?: number;
+  /** Where the instance tells the server it cannot run for now, or for good (see InstanceHealth). */
+  readonly health: InstanceHealth;
+}
+
+/**
+ * An instance's report of its own health. The server gives work only to healthy
+ * instances: one that is recovering (a worker thread or process that died and is
+ * being replaced) waits out of the pool; when every instance has failed for good, the
+ * model's waiting requests fail with the reason instead of waiting forever.
+ */
+export interface InstanceHealth {
+  /** The instance cannot run now; it is being replaced or restarted. */
+  recovering(reason: string): void;
+  /** It can run again. */
+  restored(): void;
+  /** It will never run again. */
+  failed(reason: string): void;
 }
 
 /** One output map per request; an Error in a slot fails that request alone. */

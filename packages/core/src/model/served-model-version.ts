@@ -2,11 +2,12 @@ import { performance } from 'node:perf_hooks';
 import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import { ModelStatisticsRecorder } from '../observability/statistics.js';
-import { DefaultScheduler } from '../scheduling/default-scheduler.js';
 import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
+import { InstancePool } from '../scheduling/instance-pool.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
 import type { ResponseSink } from '../scheduling/response-channel.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
+import { schedulerFor } from '../scheduling/scheduler-for.js';
 import { RequestValidator } from './request-validator.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -24,14 +25,13 @@ export class ServedModelVersion {
   private constructor(
     readonly context: ModelContext,
     private readonly model: BackendModel,
-    private readonly runners: readonly InstanceRunner[],
+    private readonly pool: InstancePool,
     readonly statistics: ModelStatisticsRecorder,
     /** Answers zero or more responses per request (model_transaction_policy.decoupled). */
     readonly decoupled: boolean,
   ) {
     this.validator = new RequestValidator(context.config);
-    // Dynamic batching is not built yet: such models run one request per execution too.
-    this.scheduler = new DefaultScheduler(runners);
+    this.scheduler = schedulerFor(context.config, pool);
   }
 
   get version(): number {
@@ -54,13 +54,14 @@ export class ServedModelVersion {
     const statistics = new ModelStatisticsRecorder(context.name, context.version);
     const decoupled = context.config.model_transaction_policy?.decoupled ?? false;
     const names = instanceNames(context);
-    const created = await Promise.allSettled(names.map((instance) => model.createInstance(instance)));
+    const pool = new InstancePool(names.length);
+    const created = await Promise.allSettled(names.map((instance, i) => model.createInstance({ ...instance, health: pool.reporter(i) })));
     const failure = created.find((result) => result.status === 'rejected');
     const instances = created.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     try {
       if (failure) throw InferenceError.from(failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
-      const runners = instances.map((instance) => new InstanceRunner(instance, decoupled, statistics));
-      return new ServedModelVersion(context, model, runners, statistics, decoupled);
+      instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, decoupled, statistics)));
+      return new ServedModelVersion(context, model, pool, statistics, decoupled);
     } catch (error) {
       await finalizeAll(instances, model);
       throw InferenceError.from(error, 'UNAVAILABLE', where);
@@ -82,13 +83,16 @@ export class ServedModelVersion {
    * instances and the model.
    */
   async unload(timeoutMs: number): Promise<void> {
+    this.scheduler.drain();
     if (!(await withTimeout(this.idle(), timeoutMs))) {
       for (const request of [...this.outstanding]) {
         request.cancel(new InferenceError('UNAVAILABLE', `${request.describe()}: the model was unloaded before the request completed`));
       }
     }
-    await withTimeout(Promise.all(this.runners.map((runner) => runner.idle())), timeoutMs);
-    await finalizeAll(this.runners.map((runner) => runner.instance), this.model);
+    // Every request has ended by now; this only ends the scheduler's timers and queue.
+    this.scheduler.stop(new InferenceError('UNAVAILABLE', `model '${this.context.name}' version ${this.version} was unloaded`));
+    await withTimeout(this.pool.idle(), timeoutMs);
+    await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
   }
 
   private idle(): Promise<void> {
@@ -115,7 +119,7 @@ export class ServedModelVersion {
  * suffixed `_<index>` when the group makes several (as Triton). GPU groups never get
  * here: validation refuses them, as this machine has no GPU to give a device id.
  */
-function instanceNames(context: ModelContext): InstanceContext[] {
+function instanceNames(context: ModelContext): Omit<InstanceContext, 'health'>[] {
   const groups = context.config.instance_group ?? [];
   return groups.flatMap((group, g) => {
     const count = Number(group.count ?? 1);

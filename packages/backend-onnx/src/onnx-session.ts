@@ -1,0 +1,32 @@
+import type { OrtSession } from './runtime.js';
+
+/** A tensor as it crosses to a session: onnxruntime's element type name, data and dims. */
+export interface TensorPayload {
+  readonly type: string;
+  readonly data: ArrayBufferView | readonly string[];
+  readonly dims: readonly number[];
+}
+
+export interface RunResult {
+  readonly outputs: Record<string, TensorPayload>;
+  /** How long onnxruntime's run took, without any handoff: what the thread choice measures. */
+  readonly runMicroseconds: number;
+}
+
+/** What a session tells of the model's inputs and outputs. */
+export type SessionMetadata = Pick<OrtSession, 'inputMetadata' | 'outputMetadata'>;
+
+/** Where a session's runs happen: a worker thread of its own, or the thread that calls infer(). */
+export type SessionThread = 'worker' | 'inline';
+
+/** One onnxruntime session, wherever it runs. */
+export interface OnnxSession {
+  readonly thread: SessionThread;
+  readonly metadata: SessionMetadata;
+  /** `transfer`: buffers of the feeds that belong to the backend (a gathered batch), which a worker may take over. */
+  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer?: readonly ArrayBuffer[]): Promise<RunResult>;
+  /** Frees the session (a worker session ends its thread, giving its memory back). Later calls do nothing. */
+  release(): Promise<void>;
+  /** Calls `listener` once if the session dies on its own (its worker thread stopped); returns the unsubscribe. */
+  onLost(listener: (reason: string) => void): () => void;
+}

@@ -1,0 +1,90 @@
+import type { InstanceHealth } from '../backend/backend.js';
+import type { InstanceRunner } from './instance-runner.js';
+
+type Health = { readonly state: 'healthy' } | { readonly state: 'recovering' | 'failed'; readonly reason: string };
+
+const HEALTHY: Health = { state: 'healthy' };
+
+/**
+ * The instances of one model version, which every scheduler of it draws from: hands
+ * out idle healthy instances and takes them back after a run. An instance that reports
+ * itself unhealthy (InstanceHealth) leaves the pool until it reports itself restored.
+ * Slots exist before their instances, so an instance can report while it is created.
+ */
+export class InstancePool {
+  private readonly runners: (InstanceRunner | undefined)[];
+  private readonly health: Health[];
+  private readonly free: InstanceRunner[] = [];
+  private readonly busy = new Set<InstanceRunner>();
+  private onAvailable: () => void = () => {};
+
+  constructor(size: number) {
+    this.runners = new Array<InstanceRunner | undefined>(size).fill(undefined);
+    this.health = new Array<Health>(size).fill(HEALTHY);
+  }
+
+  /** The health reporter of slot `index`, handed to the backend with the instance's context. */
+  reporter(index: number): InstanceHealth {
+    return {
+      recovering: (reason) => this.setHealth(index, { state: 'recovering', reason }),
+      restored: () => this.setHealth(index, HEALTHY),
+      failed: (reason) => this.setHealth(index, { state: 'failed', reason }),
+    };
+  }
+
+  /** Puts the runner of slot `index` into service. */
+  attach(index: number, runner: InstanceRunner): void {
+    this.runners[index] = runner;
+    if (this.health[index]!.state === 'healthy') this.free.push(runner);
+  }
+
+  /** The scheduler's hook: called whenever an instance may have become available (or every one failed). */
+  listen(onAvailable: () => void): void {
+    this.onAvailable = onAvailable;
+  }
+
+  /** An idle healthy instance, now busy, or undefined when there is none. */
+  acquire(): InstanceRunner | undefined {
+    const runner = this.free.pop();
+    if (runner) this.busy.add(runner);
+    return runner;
+  }
+
+  /** Takes back an instance after its run; it serves again only if it is healthy. */
+  release(runner: InstanceRunner): void {
+    this.busy.delete(runner);
+    if (this.health[this.runners.indexOf(runner)]!.state === 'healthy') {
+      this.free.push(runner);
+      this.onAvailable();
+    }
+  }
+
+  /** Why no instance can ever run again; undefined while one can (or may recover). */
+  get failure(): string | undefined {
+    if (!this.health.every((h) => h.state === 'failed')) return undefined;
+    return [...new Set(this.health.map((h) => (h.state === 'failed' ? h.reason : '')))].join('; ');
+  }
+
+  /** Resolves when no instance is running anything. */
+  async idle(): Promise<void> {
+    await Promise.all(this.attached().map((runner) => runner.idle()));
+  }
+
+  attached(): InstanceRunner[] {
+    return this.runners.filter((runner) => runner !== undefined);
+  }
+
+  private setHealth(index: number, health: Health): void {
+    const was = this.health[index]!;
+    this.health[index] = health;
+    const runner = this.runners[index];
+    if (!runner || this.busy.has(runner)) {
+      // Not in service yet, or running: attach() and release() read the new health.
+      if (health.state === 'failed') this.onAvailable();
+      return;
+    }
+    if (was.state === 'healthy' && health.state !== 'healthy') this.free.splice(this.free.indexOf(runner), 1);
+    if (was.state !== 'healthy' && health.state === 'healthy') this.free.push(runner);
+    this.onAvailable();
+  }
+}
