@@ -3,8 +3,9 @@ import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { fingerprintDirectory } from '../repository/fingerprint.js';
 import type { ModelSource } from '../repository/model-repository.js';
-import type { ModelIndexEntry, ModelState } from '../types.js';
+import type { ModelIndexEntry } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
+import { ModelStates } from './model-states.js';
 import { ServedModelVersion } from './served-model-version.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -15,8 +16,7 @@ interface ManagedModel {
   serving: Map<number, ServedModelVersion>;
   /** The highest serving version, for requests that name none. */
   latest: ServedModelVersion | undefined;
-  /** State per version; the `undefined` key holds a model-level failure (e.g. a bad config). */
-  states: Map<number | undefined, { state: ModelState; reason: string }>;
+  readonly states: ModelStates;
   /** The model directory's fingerprint after it was last loaded (poll mode compares it). */
   fingerprint: string | undefined;
   /** Loads and unloads of one model run one after another. */
@@ -53,7 +53,7 @@ export class ModelManager {
     if (!model || (version !== undefined && !model.states.has(version))) {
       throw new InferenceError('NOT_FOUND', `${what} is not found`);
     }
-    const state = version === undefined ? model.states.get(undefined) ?? highestState(model) : model.states.get(version);
+    const state = version === undefined ? model.states.forLatest() : model.states.get(version);
     throw new InferenceError('UNAVAILABLE', `${what} is not ready${state?.reason ? `: ${state.reason}` : ''}`);
   }
 
@@ -64,11 +64,7 @@ export class ModelManager {
 
   /** Every managed model version and its state, sorted by name then version. */
   index(): ModelIndexEntry[] {
-    const entries: ModelIndexEntry[] = [];
-    for (const model of this.models.values()) {
-      for (const [version, { state, reason }] of model.states) entries.push({ name: model.name, version, state, reason });
-    }
-    return entries.sort(byNameThenVersion);
+    return [...this.models.values()].flatMap((model) => model.states.entries()).sort(byNameThenVersion);
   }
 
   /** The versions serving now, of one model or of all, by name then version. */
@@ -100,8 +96,8 @@ export class ModelManager {
       } catch (error) {
         const failure = InferenceError.from(error, 'UNAVAILABLE');
         // A name the repository never had leaves no trace in the index.
-        if (failure.code === 'NOT_FOUND' && model.states.size === 0) this.models.delete(name);
-        else this.recordFailure(model, undefined, failure);
+        if (failure.code === 'NOT_FOUND' && model.states.isEmpty) this.models.delete(name);
+        else this.recordModelFailure(model, failure);
         throw failure;
       }
       try {
@@ -117,7 +113,7 @@ export class ModelManager {
   refuse(name: string, reason: string): Promise<void> {
     return this.enqueue(name, async (model) => {
       await this.retireAll(model);
-      this.setState(model, undefined, 'UNAVAILABLE', reason);
+      model.states.fail(reason);
     });
   }
 
@@ -152,11 +148,11 @@ export class ModelManager {
       resolved = await resolveModel(source, override, this.registry);
     } catch (error) {
       const failure = InferenceError.from(error, 'UNAVAILABLE');
-      this.recordFailure(model, undefined, failure);
+      this.recordModelFailure(model, failure);
       throw failure;
     }
     for (const files of resolved.versions) {
-      if (!model.serving.has(files.version)) this.setState(model, files.version, 'LOADING', '');
+      if (!model.serving.has(files.version)) model.states.set(files.version, 'LOADING', '');
     }
     const loaded = await Promise.allSettled(
       resolved.versions.map((files) => ServedModelVersion.load(resolved.backend, { ...files, name: source.name, config: resolved.config })),
@@ -167,9 +163,9 @@ export class ModelManager {
     const next = new Map(loaded.flatMap((result) => (result.status === 'fulfilled' ? [[result.value.version, result.value] as const] : [])));
     if (failures.length > 0 || this.closed) {
       await Promise.all([...next.values()].map((served) => served.unload(this.options.exitTimeoutMs)));
-      for (const { version, error } of failures) this.recordFailure(model, version, error);
+      for (const { version, error } of failures) this.recordVersionFailure(model, version, error);
       for (const version of next.keys()) {
-        if (!model.serving.has(version)) this.setState(model, version, 'UNAVAILABLE', 'another version of the model failed to load');
+        if (!model.serving.has(version)) model.states.set(version, 'UNAVAILABLE', 'another version of the model failed to load');
       }
       if (this.closed) throw new InferenceError('UNAVAILABLE', `model '${source.name}': the server is stopping`);
       throw failures[0]!.error;
@@ -178,22 +174,29 @@ export class ModelManager {
     const previous = model.serving;
     model.serving = next;
     model.latest = highest(next);
-    const selected = new Set([...next.keys(), ...resolved.missingVersions]);
-    for (const version of model.states.keys()) {
-      if (!selected.has(version as number) && !previous.has(version as number)) model.states.delete(version);
-    }
-    for (const [version, served] of next) this.setState(model, version, 'READY', served.description ?? '');
-    for (const version of resolved.missingVersions) {
-      this.setState(model, version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
-    }
+    model.states.keepOnly(new Set([...next.keys(), ...resolved.missingVersions, ...previous.keys()]));
+    for (const [version, served] of next) model.states.set(version, 'READY', served.description ?? '');
+    // Retiring first, so that a serving version the policy still names but whose directory is gone ends UNAVAILABLE with that reason.
     for (const [version, served] of previous) this.track(this.retire(model, served, !next.has(version)));
+    for (const version of resolved.missingVersions) {
+      model.states.set(version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
+    }
   }
 
-  /** Records a load failure; a version (or model) still serving keeps READY and shows the failure as its reason. */
-  private recordFailure(model: ManagedModel, version: number | undefined, failure: InferenceError): void {
-    const serving = version === undefined ? [...model.serving.keys()] : model.serving.has(version) ? [version] : [];
-    for (const v of serving) this.setState(model, v, 'READY', `reload failed, previous load still serving: ${failure.message}`);
-    if (serving.length === 0) this.setState(model, version, 'UNAVAILABLE', failure.message);
+  /** A failure before versions were chosen: versions still serving keep READY and show it; with none serving, the model is UNAVAILABLE. */
+  private recordModelFailure(model: ManagedModel, failure: InferenceError): void {
+    if (model.serving.size === 0) model.states.fail(failure.message);
+    for (const version of model.serving.keys()) this.keepServing(model, version, failure);
+  }
+
+  /** A version that failed to load: it keeps READY if an earlier load still serves it. */
+  private recordVersionFailure(model: ManagedModel, version: number, failure: InferenceError): void {
+    if (model.serving.has(version)) this.keepServing(model, version, failure);
+    else model.states.set(version, 'UNAVAILABLE', failure.message);
+  }
+
+  private keepServing(model: ManagedModel, version: number, failure: InferenceError): void {
+    model.states.set(version, 'READY', `reload failed, previous load still serving: ${failure.message}`);
   }
 
   private async retireAll(model: ManagedModel): Promise<void> {
@@ -207,9 +210,10 @@ export class ModelManager {
 
   /** Drains and finalizes a version that no longer serves; `gone` when nothing replaces it. Never rejects. */
   private async retire(model: ManagedModel, served: ServedModelVersion, gone: boolean): Promise<void> {
-    if (gone) this.setState(model, served.version, 'UNLOADING', '');
+    if (gone) model.states.set(served.version, 'UNLOADING', '');
     await served.unload(this.options.exitTimeoutMs).catch(() => {});
-    if (gone && !model.serving.has(served.version)) this.setState(model, served.version, 'UNAVAILABLE', 'unloaded');
+    // Unless a later load or the version policy has given the version another state meanwhile.
+    if (gone && model.states.get(served.version)?.state === 'UNLOADING') model.states.set(served.version, 'UNAVAILABLE', 'unloaded');
   }
 
   private track(retirement: Promise<void>): void {
@@ -221,20 +225,12 @@ export class ModelManager {
     if (this.closed) return Promise.reject(new InferenceError('UNAVAILABLE', `model '${name}': the server is stopping`));
     let model = this.models.get(name);
     if (!model) {
-      model = { name, serving: new Map(), latest: undefined, states: new Map(), fingerprint: undefined, queue: Promise.resolve() };
+      model = { name, serving: new Map(), latest: undefined, states: new ModelStates(name, this.options.onStateChange), fingerprint: undefined, queue: Promise.resolve() };
       this.models.set(name, model);
     }
     const run = model.queue.then(() => work(model));
     model.queue = run.catch(() => {});
     return run;
-  }
-
-  /** Records a state and tells listeners, unless nothing changed (a poll that finds the same fault again). */
-  private setState(model: ManagedModel, version: number | undefined, state: ModelState, reason: string): void {
-    const current = model.states.get(version);
-    if (current?.state === state && current.reason === reason) return;
-    model.states.set(version, { state, reason });
-    this.options.onStateChange({ name: model.name, version, state, reason });
   }
 }
 
@@ -247,9 +243,4 @@ function highest(versions: ReadonlyMap<number, ServedModelVersion>): ServedModel
   let best: ServedModelVersion | undefined;
   for (const served of versions.values()) if (!best || served.version > best.version) best = served;
   return best;
-}
-
-function highestState(model: ManagedModel): { state: ModelState; reason: string } | undefined {
-  const versions = [...model.states.keys()].filter((v): v is number => v !== undefined);
-  return versions.length ? model.states.get(Math.max(...versions)) : undefined;
 }
