@@ -5,8 +5,8 @@ import { InferenceError } from './errors.js';
 import { byNameThenVersion, ModelManager } from './model/model-manager.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
-import { fingerprintDirectory } from './repository/fingerprint.js';
-import { ModelRepository, type RepositoryScan } from './repository/model-repository.js';
+import { ModelChangeTracker } from './repository/model-change-tracker.js';
+import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
 import { RepositoryPoller } from './repository/repository-poller.js';
 import { MAX_TIMER_MS, type InferenceRequest } from './scheduling/inference-request.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
@@ -35,6 +35,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   private stopping: Promise<void> | undefined;
   private readonly manager: ModelManager;
   private readonly poller: RepositoryPoller | undefined;
+  /** Poll mode: what each model's last load read, to tell which models changed. */
+  private readonly changes: ModelChangeTracker | undefined;
 
   private constructor(
     private readonly options: ServerOptions,
@@ -47,7 +49,10 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
       onStateChange: (entry) => this.notify(entry),
     });
-    if (mode === 'poll') this.poller = new RepositoryPoller(options.pollIntervalMs ?? 15_000, () => this.syncRepository());
+    if (mode === 'poll') {
+      const changes = (this.changes = new ModelChangeTracker());
+      this.poller = new RepositoryPoller(options.pollIntervalMs ?? 15_000, () => this.syncRepository(changes));
+    }
   }
 
   /** Starts a server and loads its models as the control mode says. */
@@ -237,16 +242,19 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   }
 
   /** Poll mode: loads new and changed models, unloads removed ones, refuses names found twice. */
-  private async syncRepository(): Promise<void> {
+  private async syncRepository(changes: ModelChangeTracker): Promise<void> {
     const scan = await this.repository.scan().catch(() => undefined);
     if (!scan) return;
     const changed: string[] = [];
     for (const [name, source] of scan.models) {
-      if ((await fingerprintDirectory(source.directory)) !== this.manager.fingerprint(name)) changed.push(name);
+      if (await changes.changed(name, source.directory)) changed.push(name);
     }
     await this.loadAll(scan, [...changed, ...scan.conflicts.keys()]);
     for (const name of this.manager.managedNames()) {
-      if (!scan.models.has(name) && !scan.conflicts.has(name)) await this.manager.forget(name).catch(() => {});
+      if (scan.models.has(name) || scan.conflicts.has(name)) continue;
+      // A model directory that comes back unchanged must load again.
+      changes.forget(name);
+      await this.manager.forget(name).catch(() => {});
     }
   }
 
@@ -257,13 +265,24 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       names.map(async (name) => {
         // A conflict or a startup name the repository lacks stays in the index as UNAVAILABLE.
         const refusal = scan.conflicts.get(name) ?? (scan.models.has(name) ? undefined : `model '${name}' is not in the model repository`);
-        const source = scan.models.get(name)!;
-        const work = refusal ? this.manager.refuse(name, refusal) : this.manager.load(name, async () => source);
+        const work = refusal ? this.refuse(name, refusal) : this.loadFrom(scan.models.get(name)!);
         await work.catch((error) => failures.push(InferenceError.from(error)));
         if (refusal) failures.push(new InferenceError('INVALID_ARG', refusal));
       }),
     );
     return failures;
+  }
+
+  /** Loads a model found by a scan; in poll mode, remembering what the load read. */
+  private loadFrom(source: ModelSource): Promise<void> {
+    const load = () => this.manager.load(source.name, async () => source);
+    return this.changes ? this.changes.track(source.name, source.directory, load) : load();
+  }
+
+  private refuse(name: string, reason: string): Promise<void> {
+    // Once the name is served from one repository again, it loads even if that directory did not change.
+    this.changes?.forget(name);
+    return this.manager.refuse(name, reason);
   }
 }
 

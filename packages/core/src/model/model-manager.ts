@@ -1,7 +1,6 @@
 import type { BackendRegistry } from '../backend/registry.js';
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
-import { fingerprintDirectory } from '../repository/fingerprint.js';
 import type { ModelSource } from '../repository/model-repository.js';
 import type { ModelIndexEntry } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
@@ -17,8 +16,6 @@ interface ManagedModel {
   /** The highest serving version, for requests that name none. */
   latest: ServedModelVersion | undefined;
   readonly states: ModelStates;
-  /** The model directory's fingerprint after it was last loaded (poll mode compares it). */
-  fingerprint: string | undefined;
   /** Loads and unloads of one model run one after another. */
   queue: Promise<unknown>;
 }
@@ -79,11 +76,6 @@ export class ModelManager {
     return [...this.models.keys()];
   }
 
-  /** The fingerprint recorded after the last load, for poll mode. */
-  fingerprint(name: string): string | undefined {
-    return this.models.get(name)?.fingerprint;
-  }
-
   /**
    * Loads or reloads one model. `locate` finds its directory when the load's turn
    * comes, so loads and unloads of a model happen in the order they were asked for.
@@ -100,12 +92,7 @@ export class ModelManager {
         else this.recordModelFailure(model, failure);
         throw failure;
       }
-      try {
-        await this.loadNow(model, source, override);
-      } finally {
-        // Taken after the load, failed or not: poll mode retries only when the files change again.
-        model.fingerprint = await fingerprintDirectory(source.directory);
-      }
+      await this.loadNow(model, source, override);
     });
   }
 
@@ -203,8 +190,6 @@ export class ModelManager {
     const versions = [...model.serving.values()];
     model.serving = new Map();
     model.latest = undefined;
-    // A model directory that comes back unchanged must load again.
-    model.fingerprint = undefined;
     await Promise.all(versions.map((served) => this.retire(model, served, true)));
   }
 
@@ -225,7 +210,7 @@ export class ModelManager {
     if (this.closed) return Promise.reject(new InferenceError('UNAVAILABLE', `model '${name}': the server is stopping`));
     let model = this.models.get(name);
     if (!model) {
-      model = { name, serving: new Map(), latest: undefined, states: new ModelStates(name, this.options.onStateChange), fingerprint: undefined, queue: Promise.resolve() };
+      model = { name, serving: new Map(), latest: undefined, states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve() };
       this.models.set(name, model);
     }
     const run = model.queue.then(() => work(model));

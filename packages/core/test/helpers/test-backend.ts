@@ -17,7 +17,7 @@ import {
  * Request parameters: `delay_ms` waits before answering; `fail` makes that request fail.
  * Model parameter `delay_ms` delays every execution. The model file (`model.test`)
  * may hold JSON: `{ "fail": "reason" }` fails loading, `{ "hang": true }` never finishes
- * loading, `{ "writeCache": true }` writes a file beside the model while loading (as
+ * loading, `{ "loadDelayMs": 50 }` takes that long to load, `{ "writeCache": true }` writes a file beside the model while loading (as
  * backends that cache compiled models do), `{ "input": [...], "output": [...] }` serves
  * auto-complete.
  */
@@ -47,6 +47,7 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
       const spec = await readModelFile(context.modelPath);
       if (typeof spec.fail === 'string') throw new InferenceError('INVALID_ARG', `test model file says: ${spec.fail}`);
       if (spec.hang) await new Promise(() => {});
+      if (spec.loadDelayMs) await sleep(spec.loadDelayMs);
       if (spec.writeCache) await writeFile(join(context.versionDirectory, 'compiled.cache'), String(Math.random()));
       const params = context.config.parameters ?? {};
       const behavior = params.behavior?.string_value ?? 'identity';

@@ -109,12 +109,31 @@ describe('poll mode edge cases', () => {
     expect(await server.isModelReady('m')).toBe(true);
   });
 
-  it('does not reload a model whose backend wrote a file beside it while loading', async () => {
+  it('does not reload a model whose backend wrote a file beside it while loading, nor when a reload rewrites it', async () => {
     const probe = newProbe();
     const server = await start({ m: { config: testConfig({}), versions: { 1: '{"writeCache": true}' } } }, poll, probe);
     await server.pollRepository();
     await server.pollRepository();
     expect(probe.instancesCreated).toHaveLength(1);
+    await fx.repo!.touch('m/config.pbtxt');
+    await server.pollRepository();
+    expect(probe.instancesCreated).toHaveLength(2);
+    await server.pollRepository();
+    await server.pollRepository();
+    expect(probe.instancesCreated).toHaveLength(2);
+  });
+
+  it('reloads a model whose files changed while it was loading', async () => {
+    const server = await start({}, poll);
+    await fx.repo!.write('m', { config: testConfig({ count: 1 }), versions: { 1: '{"loadDelayMs": 50}' } });
+    const loading = server.pollRepository();
+    await sleep(15);
+    await writeFile(join(fx.repo!.path, 'm', 'config.pbtxt'), testConfig({ count: 2 }));
+    await fx.repo!.touch('m/config.pbtxt');
+    await loading;
+    expect((await server.modelConfig('m')).instance_group![0]!.count).toBe(1);
+    await server.pollRepository();
+    expect((await server.modelConfig('m')).instance_group![0]!.count).toBe(2);
   });
 
   it('does not retry a model that failed until its files change', async () => {
