@@ -18,6 +18,8 @@ interface ManagedModel {
   readonly states: ModelStates;
   /** Loads and unloads of one model run one after another. */
   queue: Promise<unknown>;
+  /** Operations queued or running on this record. */
+  pending: number;
 }
 
 export interface ModelManagerOptions {
@@ -88,7 +90,7 @@ export class ModelManager {
       } catch (error) {
         const failure = InferenceError.from(error, 'UNAVAILABLE');
         // A name the repository never had leaves no trace in the index.
-        if (failure.code === 'NOT_FOUND' && model.states.isEmpty) this.models.delete(name);
+        if (failure.code === 'NOT_FOUND' && model.states.isEmpty) this.drop(model);
         else this.recordModelFailure(model, failure);
         throw failure;
       }
@@ -108,7 +110,7 @@ export class ModelManager {
   forget(name: string): Promise<void> {
     return this.enqueue(name, async (model) => {
       if (model.serving.size > 0) await this.retireAll(model);
-      else if (this.models.get(name) === model) this.models.delete(name);
+      else this.drop(model);
     });
   }
 
@@ -210,12 +212,18 @@ export class ModelManager {
     if (this.closed) return Promise.reject(new InferenceError('UNAVAILABLE', `model '${name}': the server is stopping`));
     let model = this.models.get(name);
     if (!model) {
-      model = { name, serving: new Map(), latest: undefined, states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve() };
+      model = { name, serving: new Map(), latest: undefined, states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0 };
       this.models.set(name, model);
     }
-    const run = model.queue.then(() => work(model));
+    model.pending++;
+    const run = model.queue.then(() => work(model)).finally(() => model.pending--);
     model.queue = run.catch(() => {});
     return run;
+  }
+
+  /** Removes a model's record, unless another operation is queued on it: that one must find the record in place. */
+  private drop(model: ManagedModel): void {
+    if (model.pending === 1) this.models.delete(model.name);
   }
 }
 
