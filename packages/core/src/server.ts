@@ -85,7 +85,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   /** Runs one inference and resolves with its response. */
   infer(modelName: string, request: InferRequest): Promise<InferResponse> {
     try {
-      const served = this.servedFor(modelName, request);
+      const served = this.admit(modelName, request);
       if (served.decoupled) {
         throw new InferenceError('UNSUPPORTED', `model '${modelName}' is decoupled (zero or more responses per request): use inferStream()`);
       }
@@ -108,7 +108,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     let accepted: InferenceRequest;
     let sink: StreamSink;
     try {
-      const served = this.servedFor(modelName, request);
+      const served = this.admit(modelName, request);
       const validated = served.validator.validate(request);
       sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
       accepted = served.submit(validated, sink);
@@ -197,17 +197,27 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     return { model_stats: served.map((s) => s.statistics.snapshot()) };
   }
 
-  /** Stops taking requests, drains in-flight work (up to exitTimeoutMs, then fails it with UNAVAILABLE), unloads every model. */
+  /**
+   * Stops taking requests, drains in-flight work (up to exitTimeoutMs, then fails it
+   * with UNAVAILABLE), waits for running executions, finalizes instances, models and
+   * backends in that order, and resolves last.
+   */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      await this.poller?.stop();
-      await this.manager.unloadAll();
+      // A poll under way is not waited for: the stopping manager refuses what it would still start.
+      this.poller?.stop();
+      await this.manager.stop();
       await this.registry.finalize();
     })();
     return this.stopping;
   }
 
-  private servedFor(modelName: string, request: InferRequest): ServedModelVersion {
+  /**
+   * The one admission check for new requests. While stopping it refuses them all; a
+   * sequence batcher will let requests of sequences already in flight through here and
+   * refuse only new sequence starts, as Triton does while exiting.
+   */
+  private admit(modelName: string, request: InferRequest): ServedModelVersion {
     this.assertRunning();
     return this.manager.serving(modelName, request?.modelVersion);
   }

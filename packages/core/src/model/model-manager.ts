@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { BackendRegistry } from '../backend/registry.js';
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
@@ -35,8 +36,11 @@ export interface ModelManagerOptions {
  */
 export class ModelManager {
   private readonly models = new Map<string, ManagedModel>();
+  /** Versions draining and finalizing; stop() waits for them all. */
   private readonly retiring = new Set<Promise<void>>();
   private closed = false;
+  /** Set by stop(): every version drains against this one deadline from then on. */
+  private stopDeadline: number | undefined;
 
   constructor(
     private readonly registry: BackendRegistry,
@@ -120,15 +124,19 @@ export class ModelManager {
   }
 
   /**
-   * Refuses new work, then unloads everything, draining in-flight requests up to the
-   * exit timeout. A load that never finishes (a stuck backend) is left behind after
-   * that timeout rather than holding shutdown forever.
+   * Refuses new operations and unloads every model within one exit timeout: operations
+   * under way may finish and requests drain until the deadline, then what is open fails
+   * and each version is finalized once its executions return (see ServedModelVersion.unload).
+   * Resolves when every version is finalized. A load still running at the deadline (a
+   * stuck backend) is left behind rather than holding shutdown forever.
    */
-  async unloadAll(): Promise<void> {
-    const unloads = [...this.models.keys()].map((name) => this.unload(name));
+  async stop(): Promise<void> {
     this.closed = true;
-    await withTimeout(Promise.allSettled(unloads), this.options.exitTimeoutMs);
-    await withTimeout(Promise.allSettled([...this.retiring]), this.options.exitTimeoutMs);
+    this.stopDeadline = performance.now() + this.options.exitTimeoutMs;
+    await withTimeout(Promise.all([...this.models.values()].map((model) => model.queue)), this.options.exitTimeoutMs);
+    // Not queued: a stuck operation must not keep the versions it is not touching from unloading.
+    for (const model of this.models.values()) void this.retireAll(model);
+    await Promise.all([...this.retiring]);
   }
 
   private async loadNow(model: ManagedModel, source: ModelSource, override?: ModelConfig | string): Promise<void> {
@@ -151,12 +159,12 @@ export class ModelManager {
     );
     const next = new Map(loaded.flatMap((result) => (result.status === 'fulfilled' ? [[result.value.version, result.value] as const] : [])));
     if (failures.length > 0 || this.closed) {
-      await Promise.all([...next.values()].map((served) => served.unload(this.options.exitTimeoutMs)));
+      await Promise.all([...next.values()].map((served) => served.unload(this.drainDeadline(), this.options.exitTimeoutMs)));
       for (const { version, error } of failures) this.recordVersionFailure(model, version, error);
       for (const version of next.keys()) {
         if (!model.serving.has(version)) model.states.set(version, 'UNAVAILABLE', 'another version of the model failed to load');
       }
-      if (this.closed) throw new InferenceError('UNAVAILABLE', `model '${source.name}': the server is stopping`);
+      if (this.closed) throw stopping(source.name);
       throw failures[0]!.error;
     }
 
@@ -166,7 +174,7 @@ export class ModelManager {
     model.states.keepOnly(new Set([...next.keys(), ...resolved.missingVersions, ...previous.keys()]));
     for (const [version, served] of next) model.states.set(version, 'READY', served.description ?? '');
     // Retiring first, so that a serving version the policy still names but whose directory is gone ends UNAVAILABLE with that reason.
-    for (const [version, served] of previous) this.track(this.retire(model, served, !next.has(version)));
+    for (const [version, served] of previous) void this.retire(model, served, !next.has(version));
     for (const version of resolved.missingVersions) {
       model.states.set(version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
     }
@@ -196,27 +204,35 @@ export class ModelManager {
   }
 
   /** Drains and finalizes a version that no longer serves; `gone` when nothing replaces it. Never rejects. */
-  private async retire(model: ManagedModel, served: ServedModelVersion, gone: boolean): Promise<void> {
+  private retire(model: ManagedModel, served: ServedModelVersion, gone: boolean): Promise<void> {
     if (gone) model.states.set(served.version, 'UNLOADING', '');
-    await served.unload(this.options.exitTimeoutMs).catch(() => {});
-    // Unless a later load or the version policy has given the version another state meanwhile.
-    if (gone && model.states.get(served.version)?.state === 'UNLOADING') model.states.set(served.version, 'UNAVAILABLE', 'unloaded');
+    const retirement = served
+      .unload(this.drainDeadline(), this.options.exitTimeoutMs)
+      .catch(() => {})
+      .then(() => {
+        this.retiring.delete(retirement);
+        // Unless a later load or the version policy has given the version another state meanwhile.
+        if (gone && model.states.get(served.version)?.state === 'UNLOADING') model.states.set(served.version, 'UNAVAILABLE', 'unloaded');
+      });
+    this.retiring.add(retirement);
+    return retirement;
   }
 
-  private track(retirement: Promise<void>): void {
-    this.retiring.add(retirement);
-    void retirement.then(() => this.retiring.delete(retirement));
+  /** Requests drain for one exit timeout, or until stop()'s deadline once it has begun. */
+  private drainDeadline(): number {
+    return this.stopDeadline ?? performance.now() + this.options.exitTimeoutMs;
   }
 
   private enqueue(name: string, work: (model: ManagedModel) => Promise<void>): Promise<void> {
-    if (this.closed) return Promise.reject(new InferenceError('UNAVAILABLE', `model '${name}': the server is stopping`));
+    if (this.closed) return Promise.reject(stopping(name));
     let model = this.models.get(name);
     if (!model) {
       model = { name, serving: new Map(), latest: undefined, states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0 };
       this.models.set(name, model);
     }
     model.pending++;
-    const run = model.queue.then(() => work(model)).finally(() => model.pending--);
+    // An operation whose turn comes after stop() began does not run: stop() unloads everything itself.
+    const run = model.queue.then(() => (this.closed ? Promise.reject(stopping(name)) : work(model))).finally(() => model.pending--);
     model.queue = run.catch(() => {});
     return run;
   }
@@ -236,4 +252,8 @@ function highest(versions: ReadonlyMap<number, ServedModelVersion>): ServedModel
   let best: ServedModelVersion | undefined;
   for (const served of versions.values()) if (!best || served.version > best.version) best = served;
   return best;
+}
+
+function stopping(name: string): InferenceError {
+  return new InferenceError('UNAVAILABLE', `model '${name}': the server is stopping`);
 }

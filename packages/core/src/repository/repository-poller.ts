@@ -22,10 +22,10 @@ export class RepositoryPoller {
     if (!this.stopped) await this.track(this.sync());
   }
 
-  async stop(): Promise<void> {
+  /** No sync starts from now on; one under way runs on. */
+  stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running;
   }
 
   private track(run: Promise<void>): Promise<void> {

@@ -26,7 +26,7 @@ describe('model manager', () => {
     await expect(missing).rejects.toThrow(/not in the model repository/);
     await found;
     expect(manager.serving('m').version).toBe(1);
-    await manager.unloadAll();
+    await manager.stop();
     expect(probe.instancesFinalized).toEqual(['m_0']);
   });
 });

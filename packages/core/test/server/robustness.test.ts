@@ -1,4 +1,5 @@
 import { mkdir, rename, symlink, utimes, writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InferenceError, InferenceServer } from '@tritium/core';
@@ -36,6 +37,34 @@ describe('unloading', () => {
     const started = Date.now();
     await server.stop();
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('stop()', () => {
+  it('refuses new requests, fails open ones at exitTimeoutMs, waits for the execute, then finalizes instances, models, backends', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}) } }, { exitTimeoutMs: 100 }, probe);
+    const open = server.infer('m', { inputs: input, parameters: { delay_ms: 150 } });
+    void open.catch((error: InferenceError) => probe.events.push(`request ${error.code}`));
+    await sleep(5);
+    const stopped = server.stop().then(() => probe.events.push('stopped'));
+    expect((await rejection(server.infer('m', { inputs: input }))).message).toMatch(/stopping/);
+    await stopped;
+    expect(probe.events).toEqual(['request UNAVAILABLE', 'execute ended', 'instance m_0 finalized', 'model finalized', 'backend finalized', 'stopped']);
+  });
+
+  it('finalizes anyway, with a warning naming the model, when an execute never returns', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}) } }, { exitTimeoutMs: 50 }, probe);
+    const warnings = captureWarnings();
+    const hung = rejection(server.infer('m', { inputs: input, parameters: { hang: true } }));
+    await sleep(5);
+    const started = performance.now();
+    await server.stop();
+    expect(performance.now() - started).toBeLessThan(500);
+    expect((await hung).code).toBe('UNAVAILABLE');
+    expect(warnings).toEqual([expect.stringMatching(/^model 'm' version 1: an execution was still running 50 ms after the exit timeout/)]);
+    expect(probe.events).toEqual(['instance m_0 finalized', 'model finalized', 'backend finalized']);
   });
 });
 
