@@ -47,11 +47,15 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     super();
     this.manager = new ModelManager(registry, {
       exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
-      onStateChange: (entry) => this.notify(entry),
+      onStateChange: (entry) => this.notify('modelStateChanged', entry),
     });
     if (mode === 'poll') {
       const changes = (this.changes = new ModelChangeTracker());
-      this.poller = new RepositoryPoller(options.pollIntervalMs ?? 15_000, () => this.syncRepository(changes));
+      this.poller = new RepositoryPoller(
+        options.pollIntervalMs ?? 15_000,
+        () => this.syncRepository(changes),
+        (error) => this.repositoryFailed(error),
+      );
     }
   }
 
@@ -232,13 +236,20 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     }
   }
 
-  /** A listener that throws must not break a load or unload: it is reported as a warning. */
-  private notify(entry: ModelIndexEntry): void {
+  /** A listener that throws must not break a load, an unload or a poll: it is reported as a warning. */
+  private notify<E extends keyof ServerEvents>(event: E, ...args: EventEmitter.EventArgs<ServerEvents, E>): void {
     try {
-      this.emit('modelStateChanged', entry);
+      this.emit(event, ...args);
     } catch (error) {
-      process.emitWarning(`a modelStateChanged listener threw: ${String(error)}`, 'TritiumWarning');
+      process.emitWarning(`a ${event} listener threw: ${String(error)}`, 'TritiumWarning');
     }
+  }
+
+  /** Poll mode, the repository unreadable (a root gone, a disk unmounted): what is loaded keeps serving until a poll reads it again. */
+  private repositoryFailed(error: unknown): void {
+    const failure = InferenceError.from(error, 'UNAVAILABLE');
+    process.emitWarning(`polling the model repository failed: ${failure.message}; loaded models keep serving`, 'TritiumWarning');
+    this.notify('repositoryError', failure);
   }
 
   private async loadAtStartup(): Promise<void> {
@@ -253,8 +264,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
 
   /** Poll mode: loads new and changed models, unloads removed ones, refuses names found twice. */
   private async syncRepository(changes: ModelChangeTracker): Promise<void> {
-    const scan = await this.repository.scan().catch(() => undefined);
-    if (!scan) return;
+    const scan = await this.repository.scan();
     const changed: string[] = [];
     for (const [name, source] of scan.models) {
       if (await changes.changed(name, source.directory)) changed.push(name);

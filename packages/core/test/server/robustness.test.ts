@@ -127,6 +127,31 @@ describe('poll mode edge cases', () => {
     expect((await server.infer('m', { inputs: input })).modelVersion).toBe(1);
   });
 
+  it('says once per outage that the repository cannot be read, keeps serving, and recovers when it returns', async () => {
+    const server = await start({ m: { config: testConfig({}) } }, poll);
+    const warnings = captureWarnings();
+    const errors: string[] = [];
+    server.on('repositoryError', (error) => errors.push(`${error.code}: ${error.message}`));
+    const away = `${fx.repo!.path}-away`;
+    await rename(fx.repo!.path, away);
+    try {
+      await server.pollRepository();
+      await server.pollRepository();
+      expect(errors).toEqual([expect.stringMatching(/^NOT_FOUND: cannot read model repository/)]);
+      expect(warnings).toEqual([expect.stringMatching(/^polling the model repository failed: cannot read model repository .*; loaded models keep serving/)]);
+      await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
+    } finally {
+      await rename(away, fx.repo!.path);
+    }
+    await fx.repo!.write('late', { config: testConfig({}) });
+    await server.pollRepository();
+    expect(states(await server.repositoryIndex())).toEqual(['late:1:READY', 'm:1:READY']);
+    await rename(fx.repo!.path, away);
+    await server.pollRepository();
+    await rename(away, fx.repo!.path);
+    expect(errors).toHaveLength(2);
+  });
+
   it('loads a model again when its directory is removed and put back unchanged', async () => {
     const server = await start({ m: { config: testConfig({}) } }, poll);
     const away = `${fx.repo!.path}-away`;
