@@ -36,7 +36,8 @@ export class RepositoryPoller {
       await this.sync();
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.onFailure(error);
+      // After stop() a sync under way may fail on what the caller tore down: not worth a report.
+      if (!this.failing && !this.stopped) this.onFailure(error);
       this.failing = true;
     }
   }
