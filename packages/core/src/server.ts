@@ -5,8 +5,8 @@ import { InferenceError } from './errors.js';
 import { byNameThenVersion, ModelManager } from './model/model-manager.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
-import { fingerprintDirectory } from './repository/fingerprint.js';
-import { ModelRepository, type RepositoryScan } from './repository/model-repository.js';
+import { ModelChangeTracker } from './repository/model-change-tracker.js';
+import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
 import { RepositoryPoller } from './repository/repository-poller.js';
 import { MAX_TIMER_MS, type InferenceRequest } from './scheduling/inference-request.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
@@ -35,6 +35,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   private stopping: Promise<void> | undefined;
   private readonly manager: ModelManager;
   private readonly poller: RepositoryPoller | undefined;
+  /** Poll mode: what each model's last load read, to tell which models changed. */
+  private readonly changes: ModelChangeTracker | undefined;
 
   private constructor(
     private readonly options: ServerOptions,
@@ -45,9 +47,16 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     super();
     this.manager = new ModelManager(registry, {
       exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
-      onStateChange: (entry) => this.notify(entry),
+      onStateChange: (entry) => this.notify('modelStateChanged', entry),
     });
-    if (mode === 'poll') this.poller = new RepositoryPoller(options.pollIntervalMs ?? 15_000, () => this.syncRepository());
+    if (mode === 'poll') {
+      const changes = (this.changes = new ModelChangeTracker());
+      this.poller = new RepositoryPoller(
+        options.pollIntervalMs ?? 15_000,
+        () => this.syncRepository(changes),
+        (error) => this.repositoryFailed(error),
+      );
+    }
   }
 
   /** Starts a server and loads its models as the control mode says. */
@@ -80,7 +89,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   /** Runs one inference and resolves with its response. */
   infer(modelName: string, request: InferRequest): Promise<InferResponse> {
     try {
-      const served = this.servedFor(modelName, request);
+      const served = this.admit(modelName, request);
       if (served.decoupled) {
         throw new InferenceError('UNSUPPORTED', `model '${modelName}' is decoupled (zero or more responses per request): use inferStream()`);
       }
@@ -103,7 +112,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     let accepted: InferenceRequest;
     let sink: StreamSink;
     try {
-      const served = this.servedFor(modelName, request);
+      const served = this.admit(modelName, request);
       const validated = served.validator.validate(request);
       sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
       accepted = served.submit(validated, sink);
@@ -192,17 +201,27 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     return { model_stats: served.map((s) => s.statistics.snapshot()) };
   }
 
-  /** Stops taking requests, drains in-flight work (up to exitTimeoutMs, then fails it with UNAVAILABLE), unloads every model. */
+  /**
+   * Stops taking requests, drains in-flight work (up to exitTimeoutMs, then fails it
+   * with UNAVAILABLE), waits for running executions, finalizes instances, models and
+   * backends in that order, and resolves last.
+   */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      await this.poller?.stop();
-      await this.manager.unloadAll();
+      // A poll under way is not waited for: the stopping manager refuses what it would still start.
+      this.poller?.stop();
+      await this.manager.stop();
       await this.registry.finalize();
     })();
     return this.stopping;
   }
 
-  private servedFor(modelName: string, request: InferRequest): ServedModelVersion {
+  /**
+   * The one admission check for new requests. While stopping it refuses them all; a
+   * sequence batcher will let requests of sequences already in flight through here and
+   * refuse only new sequence starts, as Triton does while exiting.
+   */
+  private admit(modelName: string, request: InferRequest): ServedModelVersion {
     this.assertRunning();
     return this.manager.serving(modelName, request?.modelVersion);
   }
@@ -217,13 +236,20 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     }
   }
 
-  /** A listener that throws must not break a load or unload: it is reported as a warning. */
-  private notify(entry: ModelIndexEntry): void {
+  /** A listener that throws must not break a load, an unload or a poll: it is reported as a warning. */
+  private notify<E extends keyof ServerEvents>(event: E, ...args: EventEmitter.EventArgs<ServerEvents, E>): void {
     try {
-      this.emit('modelStateChanged', entry);
+      this.emit(event, ...args);
     } catch (error) {
-      process.emitWarning(`a modelStateChanged listener threw: ${String(error)}`, 'TritiumWarning');
+      process.emitWarning(`a ${event} listener threw: ${String(error)}`, 'TritiumWarning');
     }
+  }
+
+  /** Poll mode, the repository unreadable (a root gone, a disk unmounted): what is loaded keeps serving until a poll reads it again. */
+  private repositoryFailed(error: unknown): void {
+    const failure = InferenceError.from(error, 'UNAVAILABLE');
+    process.emitWarning(`polling the model repository failed: ${failure.message}; loaded models keep serving`, 'TritiumWarning');
+    this.notify('repositoryError', failure);
   }
 
   private async loadAtStartup(): Promise<void> {
@@ -237,16 +263,18 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   }
 
   /** Poll mode: loads new and changed models, unloads removed ones, refuses names found twice. */
-  private async syncRepository(): Promise<void> {
-    const scan = await this.repository.scan().catch(() => undefined);
-    if (!scan) return;
+  private async syncRepository(changes: ModelChangeTracker): Promise<void> {
+    const scan = await this.repository.scan();
     const changed: string[] = [];
     for (const [name, source] of scan.models) {
-      if ((await fingerprintDirectory(source.directory)) !== this.manager.fingerprint(name)) changed.push(name);
+      if (await changes.changed(name, source.directory)) changed.push(name);
     }
     await this.loadAll(scan, [...changed, ...scan.conflicts.keys()]);
     for (const name of this.manager.managedNames()) {
-      if (!scan.models.has(name) && !scan.conflicts.has(name)) await this.manager.forget(name).catch(() => {});
+      if (scan.models.has(name) || scan.conflicts.has(name)) continue;
+      // A model directory that comes back unchanged must load again.
+      changes.forget(name);
+      await this.manager.forget(name).catch(() => {});
     }
   }
 
@@ -257,13 +285,24 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       names.map(async (name) => {
         // A conflict or a startup name the repository lacks stays in the index as UNAVAILABLE.
         const refusal = scan.conflicts.get(name) ?? (scan.models.has(name) ? undefined : `model '${name}' is not in the model repository`);
-        const source = scan.models.get(name)!;
-        const work = refusal ? this.manager.refuse(name, refusal) : this.manager.load(name, async () => source);
+        const work = refusal ? this.refuse(name, refusal) : this.loadFrom(scan.models.get(name)!);
         await work.catch((error) => failures.push(InferenceError.from(error)));
         if (refusal) failures.push(new InferenceError('INVALID_ARG', refusal));
       }),
     );
     return failures;
+  }
+
+  /** Loads a model found by a scan; in poll mode, remembering what the load read. */
+  private loadFrom(source: ModelSource): Promise<void> {
+    const load = () => this.manager.load(source.name, async () => source);
+    return this.changes ? this.changes.track(source.name, source.directory, load) : load();
+  }
+
+  private refuse(name: string, reason: string): Promise<void> {
+    // Once the name is served from one repository again, it loads even if that directory did not change.
+    this.changes?.forget(name);
+    return this.manager.refuse(name, reason);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Backend } from './backend/backend.js';
 import type { ModelConfig } from './config/schema.js';
+import type { InferenceError } from './errors.js';
 import type { SequenceOptions } from './scheduling/inference-request.js';
 import type { Tensor, TensorInput } from './tensor/tensor.js';
 
@@ -61,6 +62,8 @@ export interface ModelIndexEntry {
 export interface ServerEvents {
   /** A model version changed state. */
   modelStateChanged: (entry: ModelIndexEntry) => void;
+  /** Poll mode: the repository could not be read (once per outage); loaded models keep serving. */
+  repositoryError: (error: InferenceError) => void;
 }
 
 export interface LoadModelOptions {

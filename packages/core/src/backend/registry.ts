@@ -45,8 +45,13 @@ export class BackendRegistry {
   async get(name: string): Promise<Backend> {
     let backend = this.backends.get(name);
     if (!backend) {
-      backend = loadOfficial(name).then(initialized);
-      this.backends.set(name, backend);
+      const loading = loadOfficial(name).then(initialized);
+      this.backends.set(name, loading);
+      // A package that failed to import may be installed by the next load: only a success is kept.
+      loading.catch(() => {
+        if (this.backends.get(name) === loading) this.backends.delete(name);
+      });
+      backend = loading;
     }
     try {
       return await backend;

@@ -1,10 +1,11 @@
+import { performance } from 'node:perf_hooks';
 import type { BackendRegistry } from '../backend/registry.js';
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
-import { fingerprintDirectory } from '../repository/fingerprint.js';
 import type { ModelSource } from '../repository/model-repository.js';
-import type { ModelIndexEntry, ModelState } from '../types.js';
+import type { ModelIndexEntry } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
+import { ModelStates } from './model-states.js';
 import { ServedModelVersion } from './served-model-version.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -15,12 +16,11 @@ interface ManagedModel {
   serving: Map<number, ServedModelVersion>;
   /** The highest serving version, for requests that name none. */
   latest: ServedModelVersion | undefined;
-  /** State per version; the `undefined` key holds a model-level failure (e.g. a bad config). */
-  states: Map<number | undefined, { state: ModelState; reason: string }>;
-  /** The model directory's fingerprint after it was last loaded (poll mode compares it). */
-  fingerprint: string | undefined;
+  readonly states: ModelStates;
   /** Loads and unloads of one model run one after another. */
   queue: Promise<unknown>;
+  /** Operations queued or running on this record. */
+  pending: number;
 }
 
 export interface ModelManagerOptions {
@@ -36,8 +36,11 @@ export interface ModelManagerOptions {
  */
 export class ModelManager {
   private readonly models = new Map<string, ManagedModel>();
+  /** Versions draining and finalizing; stop() waits for them all. */
   private readonly retiring = new Set<Promise<void>>();
   private closed = false;
+  /** Set by stop(): every version drains against this one deadline from then on. */
+  private stopDeadline: number | undefined;
 
   constructor(
     private readonly registry: BackendRegistry,
@@ -53,7 +56,7 @@ export class ModelManager {
     if (!model || (version !== undefined && !model.states.has(version))) {
       throw new InferenceError('NOT_FOUND', `${what} is not found`);
     }
-    const state = version === undefined ? model.states.get(undefined) ?? highestState(model) : model.states.get(version);
+    const state = version === undefined ? model.states.forLatest() : model.states.get(version);
     throw new InferenceError('UNAVAILABLE', `${what} is not ready${state?.reason ? `: ${state.reason}` : ''}`);
   }
 
@@ -64,11 +67,7 @@ export class ModelManager {
 
   /** Every managed model version and its state, sorted by name then version. */
   index(): ModelIndexEntry[] {
-    const entries: ModelIndexEntry[] = [];
-    for (const model of this.models.values()) {
-      for (const [version, { state, reason }] of model.states) entries.push({ name: model.name, version, state, reason });
-    }
-    return entries.sort(byNameThenVersion);
+    return [...this.models.values()].flatMap((model) => model.states.entries()).sort(byNameThenVersion);
   }
 
   /** The versions serving now, of one model or of all, by name then version. */
@@ -83,11 +82,6 @@ export class ModelManager {
     return [...this.models.keys()];
   }
 
-  /** The fingerprint recorded after the last load, for poll mode. */
-  fingerprint(name: string): string | undefined {
-    return this.models.get(name)?.fingerprint;
-  }
-
   /**
    * Loads or reloads one model. `locate` finds its directory when the load's turn
    * comes, so loads and unloads of a model happen in the order they were asked for.
@@ -100,16 +94,11 @@ export class ModelManager {
       } catch (error) {
         const failure = InferenceError.from(error, 'UNAVAILABLE');
         // A name the repository never had leaves no trace in the index.
-        if (failure.code === 'NOT_FOUND' && model.states.size === 0) this.models.delete(name);
-        else this.recordFailure(model, undefined, failure);
+        if (failure.code === 'NOT_FOUND' && model.states.isEmpty) this.drop(model);
+        else this.recordModelFailure(model, failure);
         throw failure;
       }
-      try {
-        await this.loadNow(model, source, override);
-      } finally {
-        // Taken after the load, failed or not: poll mode retries only when the files change again.
-        model.fingerprint = await fingerprintDirectory(source.directory);
-      }
+      await this.loadNow(model, source, override);
     });
   }
 
@@ -117,7 +106,7 @@ export class ModelManager {
   refuse(name: string, reason: string): Promise<void> {
     return this.enqueue(name, async (model) => {
       await this.retireAll(model);
-      this.setState(model, undefined, 'UNAVAILABLE', reason);
+      model.states.fail(reason);
     });
   }
 
@@ -125,7 +114,7 @@ export class ModelManager {
   forget(name: string): Promise<void> {
     return this.enqueue(name, async (model) => {
       if (model.serving.size > 0) await this.retireAll(model);
-      else if (this.models.get(name) === model) this.models.delete(name);
+      else this.drop(model);
     });
   }
 
@@ -135,15 +124,19 @@ export class ModelManager {
   }
 
   /**
-   * Refuses new work, then unloads everything, draining in-flight requests up to the
-   * exit timeout. A load that never finishes (a stuck backend) is left behind after
-   * that timeout rather than holding shutdown forever.
+   * Refuses new operations and unloads every model within one exit timeout: operations
+   * under way may finish and requests drain until the deadline, then what is open fails
+   * and each version is finalized once its executions return (see ServedModelVersion.unload).
+   * Resolves when every version is finalized. A load still running at the deadline (a
+   * stuck backend) is left behind rather than holding shutdown forever.
    */
-  async unloadAll(): Promise<void> {
-    const unloads = [...this.models.keys()].map((name) => this.unload(name));
+  async stop(): Promise<void> {
     this.closed = true;
-    await withTimeout(Promise.allSettled(unloads), this.options.exitTimeoutMs);
-    await withTimeout(Promise.allSettled([...this.retiring]), this.options.exitTimeoutMs);
+    this.stopDeadline = performance.now() + this.options.exitTimeoutMs;
+    await withTimeout(Promise.all([...this.models.values()].map((model) => model.queue)), this.options.exitTimeoutMs);
+    // Not queued: a stuck operation must not keep the versions it is not touching from unloading.
+    for (const model of this.models.values()) void this.retireAll(model);
+    await Promise.all([...this.retiring]);
   }
 
   private async loadNow(model: ManagedModel, source: ModelSource, override?: ModelConfig | string): Promise<void> {
@@ -152,11 +145,11 @@ export class ModelManager {
       resolved = await resolveModel(source, override, this.registry);
     } catch (error) {
       const failure = InferenceError.from(error, 'UNAVAILABLE');
-      this.recordFailure(model, undefined, failure);
+      this.recordModelFailure(model, failure);
       throw failure;
     }
     for (const files of resolved.versions) {
-      if (!model.serving.has(files.version)) this.setState(model, files.version, 'LOADING', '');
+      if (!model.serving.has(files.version)) model.states.set(files.version, 'LOADING', '');
     }
     const loaded = await Promise.allSettled(
       resolved.versions.map((files) => ServedModelVersion.load(resolved.backend, { ...files, name: source.name, config: resolved.config })),
@@ -166,75 +159,87 @@ export class ModelManager {
     );
     const next = new Map(loaded.flatMap((result) => (result.status === 'fulfilled' ? [[result.value.version, result.value] as const] : [])));
     if (failures.length > 0 || this.closed) {
-      await Promise.all([...next.values()].map((served) => served.unload(this.options.exitTimeoutMs)));
-      for (const { version, error } of failures) this.recordFailure(model, version, error);
+      await Promise.all([...next.values()].map((served) => served.unload(this.drainDeadline(), this.options.exitTimeoutMs)));
+      for (const { version, error } of failures) this.recordVersionFailure(model, version, error);
       for (const version of next.keys()) {
-        if (!model.serving.has(version)) this.setState(model, version, 'UNAVAILABLE', 'another version of the model failed to load');
+        if (!model.serving.has(version)) model.states.set(version, 'UNAVAILABLE', 'another version of the model failed to load');
       }
-      if (this.closed) throw new InferenceError('UNAVAILABLE', `model '${source.name}': the server is stopping`);
+      if (this.closed) throw stopping(source.name);
       throw failures[0]!.error;
     }
 
     const previous = model.serving;
     model.serving = next;
     model.latest = highest(next);
-    const selected = new Set([...next.keys(), ...resolved.missingVersions]);
-    for (const version of model.states.keys()) {
-      if (!selected.has(version as number) && !previous.has(version as number)) model.states.delete(version);
-    }
-    for (const [version, served] of next) this.setState(model, version, 'READY', served.description ?? '');
+    model.states.keepOnly(new Set([...next.keys(), ...resolved.missingVersions, ...previous.keys()]));
+    for (const [version, served] of next) model.states.set(version, 'READY', served.description ?? '');
+    // Retiring first, so that a serving version the policy still names but whose directory is gone ends UNAVAILABLE with that reason.
+    for (const [version, served] of previous) void this.retire(model, served, !next.has(version));
     for (const version of resolved.missingVersions) {
-      this.setState(model, version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
+      model.states.set(version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
     }
-    for (const [version, served] of previous) this.track(this.retire(model, served, !next.has(version)));
   }
 
-  /** Records a load failure; a version (or model) still serving keeps READY and shows the failure as its reason. */
-  private recordFailure(model: ManagedModel, version: number | undefined, failure: InferenceError): void {
-    const serving = version === undefined ? [...model.serving.keys()] : model.serving.has(version) ? [version] : [];
-    for (const v of serving) this.setState(model, v, 'READY', `reload failed, previous load still serving: ${failure.message}`);
-    if (serving.length === 0) this.setState(model, version, 'UNAVAILABLE', failure.message);
+  /** A failure before versions were chosen: versions still serving keep READY and show it; with none serving, the model is UNAVAILABLE. */
+  private recordModelFailure(model: ManagedModel, failure: InferenceError): void {
+    if (model.serving.size === 0) model.states.fail(failure.message);
+    for (const version of model.serving.keys()) this.keepServing(model, version, failure);
+  }
+
+  /** A version that failed to load: it keeps READY if an earlier load still serves it. */
+  private recordVersionFailure(model: ManagedModel, version: number, failure: InferenceError): void {
+    if (model.serving.has(version)) this.keepServing(model, version, failure);
+    else model.states.set(version, 'UNAVAILABLE', failure.message);
+  }
+
+  private keepServing(model: ManagedModel, version: number, failure: InferenceError): void {
+    model.states.set(version, 'READY', `reload failed, previous load still serving: ${failure.message}`);
   }
 
   private async retireAll(model: ManagedModel): Promise<void> {
     const versions = [...model.serving.values()];
     model.serving = new Map();
     model.latest = undefined;
-    // A model directory that comes back unchanged must load again.
-    model.fingerprint = undefined;
     await Promise.all(versions.map((served) => this.retire(model, served, true)));
   }
 
   /** Drains and finalizes a version that no longer serves; `gone` when nothing replaces it. Never rejects. */
-  private async retire(model: ManagedModel, served: ServedModelVersion, gone: boolean): Promise<void> {
-    if (gone) this.setState(model, served.version, 'UNLOADING', '');
-    await served.unload(this.options.exitTimeoutMs).catch(() => {});
-    if (gone && !model.serving.has(served.version)) this.setState(model, served.version, 'UNAVAILABLE', 'unloaded');
+  private retire(model: ManagedModel, served: ServedModelVersion, gone: boolean): Promise<void> {
+    if (gone) model.states.set(served.version, 'UNLOADING', '');
+    const retirement = served
+      .unload(this.drainDeadline(), this.options.exitTimeoutMs)
+      .catch(() => {})
+      .then(() => {
+        this.retiring.delete(retirement);
+        // Unless a later load or the version policy has given the version another state meanwhile.
+        if (gone && model.states.get(served.version)?.state === 'UNLOADING') model.states.set(served.version, 'UNAVAILABLE', 'unloaded');
+      });
+    this.retiring.add(retirement);
+    return retirement;
   }
 
-  private track(retirement: Promise<void>): void {
-    this.retiring.add(retirement);
-    void retirement.then(() => this.retiring.delete(retirement));
+  /** Requests drain for one exit timeout, or until stop()'s deadline once it has begun. */
+  private drainDeadline(): number {
+    return this.stopDeadline ?? performance.now() + this.options.exitTimeoutMs;
   }
 
   private enqueue(name: string, work: (model: ManagedModel) => Promise<void>): Promise<void> {
-    if (this.closed) return Promise.reject(new InferenceError('UNAVAILABLE', `model '${name}': the server is stopping`));
+    if (this.closed) return Promise.reject(stopping(name));
     let model = this.models.get(name);
     if (!model) {
-      model = { name, serving: new Map(), latest: undefined, states: new Map(), fingerprint: undefined, queue: Promise.resolve() };
+      model = { name, serving: new Map(), latest: undefined, states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0 };
       this.models.set(name, model);
     }
-    const run = model.queue.then(() => work(model));
+    model.pending++;
+    // An operation whose turn comes after stop() began does not run: stop() unloads everything itself.
+    const run = model.queue.then(() => (this.closed ? Promise.reject(stopping(name)) : work(model))).finally(() => model.pending--);
     model.queue = run.catch(() => {});
     return run;
   }
 
-  /** Records a state and tells listeners, unless nothing changed (a poll that finds the same fault again). */
-  private setState(model: ManagedModel, version: number | undefined, state: ModelState, reason: string): void {
-    const current = model.states.get(version);
-    if (current?.state === state && current.reason === reason) return;
-    model.states.set(version, { state, reason });
-    this.options.onStateChange({ name: model.name, version, state, reason });
+  /** Removes a model's record, unless another operation is queued on it: that one must find the record in place. */
+  private drop(model: ManagedModel): void {
+    if (model.pending === 1) this.models.delete(model.name);
   }
 }
 
@@ -249,7 +254,6 @@ function highest(versions: ReadonlyMap<number, ServedModelVersion>): ServedModel
   return best;
 }
 
-function highestState(model: ManagedModel): { state: ModelState; reason: string } | undefined {
-  const versions = [...model.states.keys()].filter((v): v is number => v !== undefined);
-  return versions.length ? model.states.get(Math.max(...versions)) : undefined;
+function stopping(name: string): InferenceError {
+  return new InferenceError('UNAVAILABLE', `model '${name}': the server is stopping`);
 }

@@ -77,21 +77,29 @@ export class ServedModelVersion {
   }
 
   /**
-   * Waits for accepted requests to finish, up to timeoutMs, and fails what is left
-   * with UNAVAILABLE. Then waits for executions still running (a cancelled request's
-   * backend may still be at work), again up to timeoutMs, before finalizing the
-   * instances and the model.
+   * Waits for accepted requests to finish until `deadline` (a performance.now() time),
+   * then fails what is left with UNAVAILABLE. Then waits for executions still running
+   * (a failed or cancelled request's backend may still be at work; it sees isCancelled),
+   * for at most `graceMs` past the deadline, and finalizes the instances, then the model.
+   * An execution still running after that is reported as a warning and the instances
+   * are finalized anyway: finalize is the backend's chance to end it (stop a worker),
+   * and a server that never finished stopping would be worse.
    */
-  async unload(timeoutMs: number): Promise<void> {
+  async unload(deadline: number, graceMs: number): Promise<void> {
     this.scheduler.drain();
-    if (!(await withTimeout(this.idle(), timeoutMs))) {
+    if (!(await withTimeout(this.idle(), deadline - performance.now()))) {
       for (const request of [...this.outstanding]) {
         request.cancel(new InferenceError('UNAVAILABLE', `${request.describe()}: the model was unloaded before the request completed`));
       }
     }
     // Every request has ended by now; this only ends the scheduler's timers and queue.
     this.scheduler.stop(new InferenceError('UNAVAILABLE', `model '${this.context.name}' version ${this.version} was unloaded`));
-    await withTimeout(this.pool.idle(), timeoutMs);
+    if (!(await withTimeout(this.pool.idle(), deadline + graceMs - performance.now()))) {
+      process.emitWarning(
+        `model '${this.context.name}' version ${this.version}: an execution was still running ${graceMs} ms after the exit timeout; finalizing its instances anyway`,
+        'TritiumWarning',
+      );
+    }
     await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
   }
 

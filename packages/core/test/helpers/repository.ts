@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,6 +27,12 @@ export class TempRepository {
       await mkdir(join(dir, version), { recursive: true });
       await writeFile(join(dir, version, 'model.test'), content);
     }
+  }
+
+  /** Moves a file's modification time 5 s ahead, so a poll sees it changed however coarse the file system's clock. */
+  async touch(relativePath: string): Promise<void> {
+    const later = new Date(Date.now() + 5_000);
+    await utimes(join(this.path, relativePath), later, later);
   }
 
   async removeModel(name: string): Promise<void> {

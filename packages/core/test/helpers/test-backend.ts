@@ -14,10 +14,10 @@ import {
  * - identity: OUTPUTi = INPUTi (by position)
  * - add: OUTPUT0 = INPUT0 + INPUT1 (FP32 or INT32)
  * - repeat (decoupled): sends INPUT0 back `count` times (request parameter), then final
- * Request parameters: `delay_ms` waits before answering; `fail` makes that request fail.
+ * Request parameters: `delay_ms` waits before answering; `hang` never answers; `fail` makes that request fail.
  * Model parameter `delay_ms` delays every execution. The model file (`model.test`)
  * may hold JSON: `{ "fail": "reason" }` fails loading, `{ "hang": true }` never finishes
- * loading, `{ "writeCache": true }` writes a file beside the model while loading (as
+ * loading, `{ "loadDelayMs": 50 }` takes that long to load, `{ "writeCache": true }` writes a file beside the model while loading (as
  * backends that cache compiled models do), `{ "input": [...], "output": [...] }` serves
  * auto-complete.
  */
@@ -32,6 +32,8 @@ export interface TestBackendProbe {
   cancelledSeen: number;
   /** Instances finalized while one of their executions was still running: must stay 0. */
   finalizedWhileRunning: number;
+  /** In order: 'execute ended', 'instance <name> finalized', 'model finalized', 'backend finalized'. */
+  events: string[];
 }
 
 export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { probe: TestBackendProbe } {
@@ -39,6 +41,9 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
     name: 'test',
     defaultModelFilename: 'model.test',
     probe,
+    async finalize() {
+      probe.events.push('backend finalized');
+    },
     async autoCompleteConfig(config: ModelConfig, files) {
       const spec = await readModelFile(files.modelPath);
       return { ...config, input: config.input ?? spec.input, output: config.output ?? spec.output };
@@ -47,6 +52,7 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
       const spec = await readModelFile(context.modelPath);
       if (typeof spec.fail === 'string') throw new InferenceError('INVALID_ARG', `test model file says: ${spec.fail}`);
       if (spec.hang) await new Promise(() => {});
+      if (spec.loadDelayMs) await sleep(spec.loadDelayMs);
       if (spec.writeCache) await writeFile(join(context.versionDirectory, 'compiled.cache'), String(Math.random()));
       const params = context.config.parameters ?? {};
       const behavior = params.behavior?.string_value ?? 'identity';
@@ -67,6 +73,7 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
               try {
                 const delay = modelDelay + Number(requests[0]?.parameters.delay_ms ?? 0);
                 if (delay > 0) await sleep(delay);
+                if (requests.some((r) => r.parameters.hang)) await new Promise(() => {});
                 if (requests.some((r) => r.isCancelled)) probe.cancelledSeen++;
                 if (behavior === 'repeat') {
                   for (const request of requests) void repeat(request);
@@ -79,17 +86,20 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
               } finally {
                 probe.running--;
                 running--;
+                probe.events.push('execute ended');
               }
             },
             async finalize() {
               if (running > 0) probe.finalizedWhileRunning++;
               probe.instancesFinalized.push(instance.name);
+              probe.events.push(`instance ${instance.name} finalized`);
             },
           };
           return created;
         },
         async finalize() {
           probe.modelsFinalized++;
+          probe.events.push('model finalized');
         },
       };
     },
@@ -106,6 +116,7 @@ export function newProbe(): TestBackendProbe {
     modelsFinalized: 0,
     cancelledSeen: 0,
     finalizedWhileRunning: 0,
+    events: [],
   };
 }
 

@@ -3,6 +3,7 @@ import { InferenceError, InferenceServer, type InferRequest } from '@tritium/cor
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
 import { useServerFixture } from '../helpers/server-fixture.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 const fx = useServerFixture();
 
@@ -269,6 +270,8 @@ describe('stop()', () => {
   it('fails what is left after the exit timeout with UNAVAILABLE', async () => {
     fx.repo = await TempRepository.create({ m: { config: testConfig({}) } });
     const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [testBackend()], exitTimeoutMs: 30 }));
+    // The 200 ms execution outlasts the exit timeout and the 30 ms given to it after that.
+    const warnings = captureWarnings();
     const slow = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 200 } });
     const queued = server.infer('m', { inputs: { INPUT0: fp32([4]) } });
     const outcomes = Promise.all([
@@ -277,6 +280,7 @@ describe('stop()', () => {
     ]);
     await server.stop();
     await outcomes;
+    expect(warnings).toEqual([expect.stringMatching(/^model 'm' version 1: an execution was still running 30 ms after the exit timeout/)]);
   });
 });
 

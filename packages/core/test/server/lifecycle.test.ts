@@ -1,4 +1,4 @@
-import { mkdir, writeFile, utimes } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InferenceServer, type ServerOptions } from '@tritium/core';
@@ -206,11 +206,6 @@ describe('explicit mode', () => {
 });
 
 describe('poll mode', () => {
-  async function touch(path: string) {
-    const later = new Date(Date.now() + 5_000);
-    await utimes(path, later, later);
-  }
-
   it('loads new models, reloads changed ones and unloads removed ones', async () => {
     const server = await start({ a: { config: testConfig({}) } }, { modelControlMode: 'poll', pollIntervalMs: 60_000 });
     await fx.repo!.write('b', { config: testConfig({}) });
@@ -238,7 +233,7 @@ describe('poll mode', () => {
     for (let i = 0; i < 3; i++) {
       await sleep(20);
       await fx.repo!.write('m', { config: testConfig({ count: 2, extra: `# edit ${i}` }) });
-      await touch(join(fx.repo!.path, 'm', 'config.pbtxt'));
+      await fx.repo!.touch('m/config.pbtxt');
       await server.pollRepository();
     }
     await sleep(20);

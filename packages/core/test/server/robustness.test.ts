@@ -1,10 +1,12 @@
 import { mkdir, rename, symlink, utimes, writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InferenceError, InferenceServer } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig } from '../helpers/repository.js';
 import { rejection, states, useServerFixture } from '../helpers/server-fixture.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 // Races, misbehaving listeners and backends, and odd inputs: the server keeps its word.
 const fx = useServerFixture();
@@ -38,27 +40,48 @@ describe('unloading', () => {
   });
 });
 
+describe('stop()', () => {
+  it('refuses new requests, fails open ones at exitTimeoutMs, waits for the execute, then finalizes instances, models, backends', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}) } }, { exitTimeoutMs: 100 }, probe);
+    const open = server.infer('m', { inputs: input, parameters: { delay_ms: 150 } });
+    void open.catch((error: InferenceError) => probe.events.push(`request ${error.code}`));
+    await sleep(5);
+    const stopped = server.stop().then(() => probe.events.push('stopped'));
+    expect((await rejection(server.infer('m', { inputs: input }))).message).toMatch(/stopping/);
+    await stopped;
+    expect(probe.events).toEqual(['request UNAVAILABLE', 'execute ended', 'instance m_0 finalized', 'model finalized', 'backend finalized', 'stopped']);
+  });
+
+  it('finalizes anyway, with a warning naming the model, when an execute never returns', async () => {
+    const probe = newProbe();
+    const server = await start({ m: { config: testConfig({}) } }, { exitTimeoutMs: 50 }, probe);
+    const warnings = captureWarnings();
+    const hung = rejection(server.infer('m', { inputs: input, parameters: { hang: true } }));
+    await sleep(5);
+    const started = performance.now();
+    await server.stop();
+    expect(performance.now() - started).toBeLessThan(500);
+    expect((await hung).code).toBe('UNAVAILABLE');
+    expect(warnings).toEqual([expect.stringMatching(/^model 'm' version 1: an execution was still running 50 ms after the exit timeout/)]);
+    expect(probe.events).toEqual(['instance m_0 finalized', 'model finalized', 'backend finalized']);
+  });
+});
+
 describe('a listener that throws', () => {
   it('is reported as a warning and breaks neither loads nor unloads', async () => {
     const probe = newProbe();
     const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'explicit' }, probe);
-    const warnings: string[] = [];
-    const onWarning = (warning: Error) => warnings.push(warning.message);
-    process.on('warning', onWarning);
-    try {
-      server.on('modelStateChanged', () => {
-        throw new Error('listener bug');
-      });
-      await server.loadModel('m');
-      await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
-      await server.unloadModel('m');
-      await sleep(10);
-      expect(states(await server.repositoryIndex())).toEqual(['m:1:UNAVAILABLE']);
-      expect(probe.instancesFinalized).toEqual(['m_0']);
-      expect(warnings.some((w) => w.includes('listener bug'))).toBe(true);
-    } finally {
-      process.off('warning', onWarning);
-    }
+    const warnings = captureWarnings();
+    server.on('modelStateChanged', () => {
+      throw new Error('listener bug');
+    });
+    await server.loadModel('m');
+    await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
+    await server.unloadModel('m');
+    expect(states(await server.repositoryIndex())).toEqual(['m:1:UNAVAILABLE']);
+    expect(probe.instancesFinalized).toEqual(['m_0']);
+    expect(warnings).toEqual(Array(4).fill('a modelStateChanged listener threw: Error: listener bug'));
   });
 });
 
@@ -104,6 +127,31 @@ describe('poll mode edge cases', () => {
     expect((await server.infer('m', { inputs: input })).modelVersion).toBe(1);
   });
 
+  it('says once per outage that the repository cannot be read, keeps serving, and recovers when it returns', async () => {
+    const server = await start({ m: { config: testConfig({}) } }, poll);
+    const warnings = captureWarnings();
+    const errors: string[] = [];
+    server.on('repositoryError', (error) => errors.push(`${error.code}: ${error.message}`));
+    const away = `${fx.repo!.path}-away`;
+    await rename(fx.repo!.path, away);
+    try {
+      await server.pollRepository();
+      await server.pollRepository();
+      expect(errors).toEqual([expect.stringMatching(/^NOT_FOUND: cannot read model repository/)]);
+      expect(warnings).toEqual([expect.stringMatching(/^polling the model repository failed: cannot read model repository .*; loaded models keep serving/)]);
+      await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
+    } finally {
+      await rename(away, fx.repo!.path);
+    }
+    await fx.repo!.write('late', { config: testConfig({}) });
+    await server.pollRepository();
+    expect(states(await server.repositoryIndex())).toEqual(['late:1:READY', 'm:1:READY']);
+    await rename(fx.repo!.path, away);
+    await server.pollRepository();
+    await rename(away, fx.repo!.path);
+    expect(errors).toHaveLength(2);
+  });
+
   it('loads a model again when its directory is removed and put back unchanged', async () => {
     const server = await start({ m: { config: testConfig({}) } }, poll);
     const away = `${fx.repo!.path}-away`;
@@ -115,12 +163,31 @@ describe('poll mode edge cases', () => {
     expect(await server.isModelReady('m')).toBe(true);
   });
 
-  it('does not reload a model whose backend wrote a file beside it while loading', async () => {
+  it('does not reload a model whose backend wrote a file beside it while loading, nor when a reload rewrites it', async () => {
     const probe = newProbe();
     const server = await start({ m: { config: testConfig({}), versions: { 1: '{"writeCache": true}' } } }, poll, probe);
     await server.pollRepository();
     await server.pollRepository();
     expect(probe.instancesCreated).toHaveLength(1);
+    await fx.repo!.touch('m/config.pbtxt');
+    await server.pollRepository();
+    expect(probe.instancesCreated).toHaveLength(2);
+    await server.pollRepository();
+    await server.pollRepository();
+    expect(probe.instancesCreated).toHaveLength(2);
+  });
+
+  it('reloads a model whose files changed while it was loading', async () => {
+    const server = await start({}, poll);
+    await fx.repo!.write('m', { config: testConfig({ count: 1 }), versions: { 1: '{"loadDelayMs": 50}' } });
+    const loading = server.pollRepository();
+    await sleep(15);
+    await writeFile(join(fx.repo!.path, 'm', 'config.pbtxt'), testConfig({ count: 2 }));
+    await fx.repo!.touch('m/config.pbtxt');
+    await loading;
+    expect((await server.modelConfig('m')).instance_group![0]!.count).toBe(1);
+    await server.pollRepository();
+    expect((await server.modelConfig('m')).instance_group![0]!.count).toBe(2);
   });
 
   it('does not retry a model that failed until its files change', async () => {
