@@ -66,6 +66,17 @@ describe('infer()', () => {
       ['unknown output', { inputs: { INPUT0: fp32([4]) }, outputs: ['NOPE'] }, 'INVALID_ARG', /unknown output 'NOPE'/],
       ['negative timeout', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: -1 }, 'INVALID_ARG', /timeoutMicroseconds/],
       ['no inputs object', {} as InferRequest, 'INVALID_ARG', /inputs/],
+      ['fractional priority', { inputs: { INPUT0: fp32([4]) }, priority: 1.5 }, 'INVALID_ARG', /`priority` must be a non-negative integer, got 1.5/],
+      ['negative priority', { inputs: { INPUT0: fp32([4]) }, priority: -1 }, 'INVALID_ARG', /`priority` must be a non-negative integer/],
+      ['priority as a string', { inputs: { INPUT0: fp32([4]) }, priority: '1' as never }, 'INVALID_ARG', /`priority` must be a non-negative integer, got "1"/],
+      ['sequence not an object', { inputs: { INPUT0: fp32([4]) }, sequence: 7 as never }, 'INVALID_ARG', /`sequence` must be an object/],
+      ['negative sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: -1 } }, 'INVALID_ARG', /`sequence.id` must be a non-negative integer or a non-empty string, got -1/],
+      ['fractional sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: 0.5 } }, 'INVALID_ARG', /`sequence.id`/],
+      ['empty sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: '' } }, 'INVALID_ARG', /`sequence.id`.*got ""/],
+      ['sequence start not a boolean', { inputs: { INPUT0: fp32([4]) }, sequence: { id: 1, start: 1 as never } }, 'INVALID_ARG', /`sequence.start` must be a boolean, got 1/],
+      ['sequence end not a boolean', { inputs: { INPUT0: fp32([4]) }, sequence: { id: 's', end: 'yes' as never } }, 'INVALID_ARG', /`sequence.end` must be a boolean/],
+      ['id not a string', { inputs: { INPUT0: fp32([4]) }, id: 7 as never }, 'INVALID_ARG', /`id` must be a string, got 7/],
+      ['a dim no runtime takes, with no elements', { inputs: { INPUT0: { datatype: 'FP32', shape: [2 ** 32, 0], data: new Float32Array(0) } } }, 'INVALID_ARG', /'INPUT0': shape \[4294967296,0\] must be an array of non-negative integers up to 2147483647/],
     ];
     it.each(cases)('%s', async (_, request, code, text) => {
       const { server, probe } = await serve({ m: { config: testConfig({}) } });
@@ -84,6 +95,48 @@ describe('infer()', () => {
       const { server } = await serve({ v: { config: testConfig({ dims: [-1, 2] }) } });
       expect((await server.infer('v', { inputs: { INPUT0: fp32([5, 2]) } })).outputs.OUTPUT0!.shape).toEqual([5, 2]);
       await expectError(server.infer('v', { inputs: { INPUT0: fp32([5, 3]) } }), 'INVALID_ARG', /expects \[-1,2\]/);
+    });
+
+    it('names the request id in a refusal when the caller gave one', async () => {
+      const { server } = await serve({ m: { config: testConfig({}) } });
+      await expectError(server.infer('m', { id: 'r1', inputs: { INPUT0: fp32([5]) } }), 'INVALID_ARG', /^model 'm' request 'r1': input 'INPUT0' has shape \[5\]/);
+      await expectError(server.infer('m', { id: 'r2', inputs: { INPUT0: fp32([4]) }, priority: 0.5 }), 'INVALID_ARG', /^model 'm' request 'r2': `priority`/);
+      await expectError(server.infer('m', { id: 'r3', inputs: { INPUT0: fp32([4]) }, modelVersion: -1 }), 'INVALID_ARG', /^model 'm' request 'r3': `modelVersion`/);
+      await expectError(server.infer('m', { inputs: { INPUT0: fp32([5]) } }), 'INVALID_ARG', /^model 'm': input 'INPUT0'/);
+    });
+
+    it('refuses a modelVersion that is not a non-negative integer as INVALID_ARG, not NOT_FOUND', async () => {
+      const { server } = await serve({ m: { config: testConfig({ extra: 'version_policy { all {} }' }), versions: { 1: '', 2: '' } } });
+      for (const modelVersion of ['2', 1.5, -1, NaN]) {
+        await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, modelVersion: modelVersion as number }), 'INVALID_ARG', /`modelVersion` must be a non-negative integer/);
+      }
+      expect((await server.infer('m', { inputs: { INPUT0: fp32([4]) }, modelVersion: 2 })).modelVersion).toBe(2);
+    });
+
+    it('takes valid sequence options and priorities', async () => {
+      const { server } = await serve({ m: { config: testConfig({}) } });
+      for (const options of [{ sequence: { id: 0 } }, { sequence: { id: 'abc', start: true, end: false } }, { priority: 3 }]) {
+        await expect(server.infer('m', { inputs: { INPUT0: fp32([4]) }, ...options })).resolves.toBeTruthy();
+      }
+    });
+
+    it('keeps the shape it checked when the caller changes its array after infer()', async () => {
+      const { server } = await serve({ m: { config: testConfig({ dims: [-1] }) } });
+      const busy = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 20 } });
+      const input = fp32([4]);
+      const queued = server.infer('m', { inputs: { INPUT0: input } });
+      input.shape[0] = 400;
+      await busy;
+      expect((await queued).outputs.OUTPUT0!.shape).toEqual([4]);
+    });
+
+    it('serves data over a SharedArrayBuffer, handing the backend a plain copy', async () => {
+      const { server } = await serve({ m: { config: testConfig({}) } });
+      const shared = new Float32Array(new SharedArrayBuffer(16));
+      shared.set([1, 2, 3, 4]);
+      const { outputs } = await server.infer('m', { inputs: { INPUT0: { datatype: 'FP32', shape: [4], data: shared } } });
+      expect(Array.from(outputs.OUTPUT0!.data as Float32Array)).toEqual([1, 2, 3, 4]);
+      expect((outputs.OUTPUT0!.data as Float32Array).buffer).toBeInstanceOf(ArrayBuffer);
     });
 
     it('names an unknown model or version NOT_FOUND', async () => {
