@@ -5,6 +5,7 @@ import { ModelStatisticsRecorder } from '../observability/statistics.js';
 import { DefaultScheduler } from '../scheduling/default-scheduler.js';
 import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
+import { ModelOutputs } from '../scheduling/model-outputs.js';
 import type { ResponseSink } from '../scheduling/response-channel.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 import { RequestValidator } from './request-validator.js';
@@ -17,6 +18,7 @@ import { withTimeout } from './with-timeout.js';
  */
 export class ServedModelVersion {
   readonly validator: RequestValidator;
+  private readonly outputs: ModelOutputs;
   private readonly outstanding = new Set<InferenceRequest>();
   private idleWaiters: Array<() => void> = [];
   private readonly scheduler: Scheduler;
@@ -30,6 +32,7 @@ export class ServedModelVersion {
     readonly decoupled: boolean,
   ) {
     this.validator = new RequestValidator(context.config);
+    this.outputs = new ModelOutputs(context.config);
     // Dynamic batching is not built yet: such models run one request per execution too.
     this.scheduler = new DefaultScheduler(runners);
   }
@@ -69,7 +72,7 @@ export class ServedModelVersion {
 
   /** Accepts a validated request; from here on its sink hears exactly one end or error. */
   submit(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
-    const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd);
+    const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd, this.outputs);
     this.outstanding.add(accepted);
     this.scheduler.enqueue(accepted);
     return accepted;

@@ -3,6 +3,7 @@ import type { BackendRequest } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { onAbort } from './abort-watch.js';
+import type { ModelOutputs } from './model-outputs.js';
 import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
 
 /** The longest delay setTimeout honours; past it, a timer fires at once. */
@@ -51,8 +52,9 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
     private readonly request: ValidatedRequest,
     sink: ResponseSink,
     private readonly onEnd: (request: InferenceRequest, error?: InferenceError) => void,
+    modelOutputs: ModelOutputs,
   ) {
-    this.response = new ResponseChannel(sink, request.requestedOutputs, this);
+    this.response = new ResponseChannel(sink, request.requestedOutputs, this, modelOutputs);
     if (request.signal) {
       if (request.signal.aborted) throw this.cancellation();
       this.stopWatchingSignal = onAbort(request.signal, () => this.cancel(this.cancellation()));

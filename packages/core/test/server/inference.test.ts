@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { InferenceError, InferenceServer, type InferRequest } from '@tritium/core';
+import { describe, expect, it, vi } from 'vitest';
+import { InferenceError, InferenceServer, type Backend, type InferRequest, type Tensor } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
 import { useServerFixture } from '../helpers/server-fixture.js';
@@ -244,6 +244,78 @@ describe('infer()', () => {
     expect(stats!.inference_stats.fail.count).toBe(1);
     expect(stats!.batch_stats.map((b) => [b.batch_size, b.compute_infer.count])).toEqual([[1, 1], [2, 1]]);
     expect(stats!.last_inference).toBeGreaterThan(0);
+  });
+
+  it('counts an execution whose response then failed as failed, not executed', async () => {
+    const { server } = await serve({
+      m: {
+        config: `backend: "test"
+input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
+output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
+output { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 4 ] }`,
+      },
+    });
+    // The identity backend has no INPUT1 to give OUTPUT1 from.
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) } }), 'INTERNAL', /backend produced no output 'OUTPUT1'/);
+    const [stats] = server.statistics('m').model_stats;
+    expect(stats).toMatchObject({ inference_count: 0, execution_count: 0 });
+    expect(stats!.inference_stats.success.count).toBe(0);
+    expect(stats!.inference_stats.fail.count).toBe(1);
+    expect(stats!.batch_stats).toEqual([]);
+  });
+});
+
+describe('outputs checked against the config, as Triton\'s core does', () => {
+  /** A backend whose every response is `outputs`, whatever the config says. */
+  const fixedOutputs = (outputs: Record<string, Tensor>): Backend => ({
+    name: 'fixed',
+    async createModel() {
+      return { async createInstance() { return { async execute(requests) { return requests.map(() => outputs); } }; } };
+    },
+  });
+  const config = `backend: "fixed"
+input { name: "IN" data_type: TYPE_FP32 dims: [ 2 ] }
+output { name: "OUT" data_type: TYPE_FP32 dims: [ 2 ] }`;
+  const request = { inputs: { IN: fp32([2]) } };
+  const fp64 = { datatype: 'FP64' as const, shape: [1, 3], data: new Float64Array(3) };
+
+  async function serveFixed(outputs: Record<string, Tensor>) {
+    fx.repo = await TempRepository.create({ m: { config } });
+    return (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [fixedOutputs(outputs)] }));
+  }
+
+  /** TritiumWarnings emitted during `work`, captured instead of printed. */
+  async function warningsDuring(work: () => Promise<unknown>): Promise<string[]> {
+    const emit = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      await work();
+      return emit.mock.calls.filter(([, type]) => (type as unknown) === 'TritiumWarning').map(([message]) => String(message));
+    } finally {
+      emit.mockRestore();
+    }
+  }
+
+  it('fails a request whose response has an output the config does not list, in Triton\'s words', async () => {
+    const server = await serveFixed({ OUT: fp32([2]), EXTRA: fp32([2]) });
+    await expectError(server.infer('m', request), 'INVALID_ARG', /^unexpected inference output 'EXTRA' for model 'm'$/);
+    const [stats] = server.statistics('m').model_stats;
+    expect(stats).toMatchObject({ execution_count: 0, inference_count: 0 });
+    expect(stats!.inference_stats.fail.count).toBe(1);
+  });
+
+  it('passes a datatype and shape that differ from the config through, with one warning per output', async () => {
+    const server = await serveFixed({ OUT: fp64 });
+    const warnings = await warningsDuring(async () => {
+      for (let i = 0; i < 3; i++) expect((await server.infer('m', request)).outputs.OUT).toEqual(fp64);
+    });
+    expect(warnings).toEqual([
+      "model 'm' output 'OUT' has datatype FP64 where the config says FP32 and shape [1,3] where the config says [2]; it is passed through as it is, as Triton does (warned once per loaded model and output)",
+    ]);
+  });
+
+  it('warns of nothing when outputs match the config', async () => {
+    const server = await serveFixed({ OUT: fp32([2]) });
+    expect(await warningsDuring(() => server.infer('m', request))).toEqual([]);
   });
 });
 
