@@ -224,12 +224,34 @@ describe('infer()', () => {
     expect(probe.cancelledSeen).toBe(1);
   });
 
-  it('fails a request past its timeout with DEADLINE_EXCEEDED', async () => {
+  it('ignores timeoutMicroseconds in the default scheduler, as Triton does', async () => {
     const { server } = await serve({ m: { config: testConfig({}) } });
-    const slow = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 60 } });
-    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: 10_000 }), 'DEADLINE_EXCEEDED', /timed out/);
+    const slow = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 40 } });
+    const waiting = server.infer('m', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: 1_000 });
     await expect(slow).resolves.toBeTruthy();
-    await expect(server.infer('m', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: 1_000_000 })).resolves.toBeTruthy();
+    await expect(waiting).resolves.toBeTruthy();
+  });
+
+  it('fails a request with DEADLINE_EXCEEDED when its AbortSignal.timeout() fires, waiting or running', async () => {
+    const { server, probe } = await serve({ m: { config: testConfig({}) } });
+    const running = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 120 }, signal: AbortSignal.timeout(10) });
+    const waiting = server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: AbortSignal.timeout(10) });
+    const started = Date.now();
+    await expectError(running, 'DEADLINE_EXCEEDED', /deadline passed/);
+    await expectError(waiting, 'DEADLINE_EXCEEDED', /deadline passed/);
+    // Answered long before the run ends; the backend sees isCancelled when it does.
+    expect(Date.now() - started).toBeLessThan(100);
+    await sleep(120);
+    expect(probe.executions).toBe(1);
+    expect(probe.cancelledSeen).toBe(1);
+  });
+
+  it('tells a deadline from a cancellation by the signal\'s reason', async () => {
+    const { server } = await serve({ m: { config: testConfig({}) } });
+    const timedOut = AbortSignal.abort(new DOMException('late', 'TimeoutError'));
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: timedOut }), 'DEADLINE_EXCEEDED', /deadline passed/);
+    const other = AbortSignal.abort(new Error('TimeoutError'));
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: other }), 'CANCELLED', /cancelled by the caller/);
   });
 
   it('records statistics in Triton\'s shape', async () => {
