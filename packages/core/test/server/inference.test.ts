@@ -1,8 +1,9 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InferenceError, InferenceServer, type Backend, type InferRequest, type Tensor } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
 import { useServerFixture } from '../helpers/server-fixture.js';
+import { tritiumWarningsDuring } from '../helpers/warnings.js';
 
 const fx = useServerFixture();
 
@@ -306,17 +307,6 @@ output { name: "OUT" data_type: TYPE_FP32 dims: [ 2 ] }`;
     return (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [fixedOutputs(outputs)] }));
   }
 
-  /** TritiumWarnings emitted during `work`, captured instead of printed. */
-  async function warningsDuring(work: () => Promise<unknown>): Promise<string[]> {
-    const emit = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
-    try {
-      await work();
-      return emit.mock.calls.filter(([, type]) => (type as unknown) === 'TritiumWarning').map(([message]) => String(message));
-    } finally {
-      emit.mockRestore();
-    }
-  }
-
   it('fails a request whose response has an output the config does not list, in Triton\'s words', async () => {
     const server = await serveFixed({ OUT: fp32([2]), EXTRA: fp32([2]) });
     await expectError(server.infer('m', request), 'INVALID_ARG', /^unexpected inference output 'EXTRA' for model 'm'$/);
@@ -327,7 +317,7 @@ output { name: "OUT" data_type: TYPE_FP32 dims: [ 2 ] }`;
 
   it('passes a datatype and shape that differ from the config through, with one warning per output', async () => {
     const server = await serveFixed({ OUT: fp64 });
-    const warnings = await warningsDuring(async () => {
+    const warnings = await tritiumWarningsDuring(async () => {
       for (let i = 0; i < 3; i++) expect((await server.infer('m', request)).outputs.OUT).toEqual(fp64);
     });
     expect(warnings).toEqual([
@@ -337,7 +327,7 @@ output { name: "OUT" data_type: TYPE_FP32 dims: [ 2 ] }`;
 
   it('warns of nothing when outputs match the config', async () => {
     const server = await serveFixed({ OUT: fp32([2]) });
-    expect(await warningsDuring(() => server.infer('m', request))).toEqual([]);
+    expect(await tritiumWarningsDuring(() => server.infer('m', request))).toEqual([]);
   });
 });
 
