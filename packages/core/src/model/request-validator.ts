@@ -51,7 +51,7 @@ export class RequestValidator {
       return this.check(request);
     } catch (error) {
       // The checks below throw bare INVALID_ARGs; anything else is a bug and stays as it is.
-      if (!(error instanceof InferenceError)) throw error;
+      if (!(error instanceof InferenceError) || error.code !== 'INVALID_ARG') throw error;
       throw refusal(this.config.name!, request, error.message);
     }
   }
