@@ -3,6 +3,7 @@ import { BackendRegistry } from './backend/registry.js';
 import type { NormalizedModelConfig } from './config/schema.js';
 import { InferenceError } from './errors.js';
 import { byNameThenVersion, ModelManager } from './model/model-manager.js';
+import { requestedVersion } from './model/request-validator.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
 import { ModelChangeTracker } from './repository/model-change-tracker.js';
@@ -223,7 +224,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
    */
   private admit(modelName: string, request: InferRequest): ServedModelVersion {
     this.assertRunning();
-    return this.manager.serving(modelName, request?.modelVersion);
+    return this.manager.serving(modelName, requestedVersion(modelName, request));
   }
 
   private assertRunning(): void {

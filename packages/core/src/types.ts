@@ -31,11 +31,13 @@ export interface InferRequest {
   readonly outputs?: readonly string[];
   /** The version to use; the highest ready one when omitted. */
   readonly modelVersion?: number;
+  /** Echoed in the response, and named by errors that refuse the request. */
   readonly id?: string;
+  /** A non-negative integer, for schedulers that use priorities. */
   readonly priority?: number;
-  /** Fails the request with DEADLINE_EXCEEDED when it has not completed in time. */
+  /** Triton's queue timeout (a non-negative integer): the default scheduler ignores it, as Triton's does. */
   readonly timeoutMicroseconds?: number;
-  /** Aborting fails the request with CANCELLED. */
+  /** Aborting fails the request with CANCELLED; `AbortSignal.timeout(ms)` firing fails it with DEADLINE_EXCEEDED. */
   readonly signal?: AbortSignal;
   readonly parameters?: Readonly<Record<string, string | number | boolean>>;
   readonly sequence?: SequenceOptions;

@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
-import type { RequestParameters, ValidatedRequest } from '../scheduling/inference-request.js';
+import type { RequestParameters, SequenceOptions, ValidatedRequest } from '../scheduling/inference-request.js';
+import { describeValue } from '../tensor/convert.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
 import { mapVariableDims, shapeMatches, shapeToString } from '../tensor/shape.js';
 import { toTensor, type Tensor, type TensorInput } from '../tensor/tensor.js';
@@ -44,30 +45,42 @@ export class RequestValidator {
     this.outputs = new Set(this.allOutputs);
   }
 
+  /** The request as schedulers and backends get it; INVALID_ARG naming the model (and request id) otherwise. */
   validate(request: InferRequest): ValidatedRequest {
-    if (!isPlainObject(request) || !isPlainObject(request.inputs)) {
-      throw this.invalid('a request needs an `inputs` object mapping input names to tensors');
+    try {
+      return this.check(request);
+    } catch (error) {
+      // The checks below throw bare INVALID_ARGs; anything else is a bug and stays as it is.
+      if (!(error instanceof InferenceError) || error.code !== 'INVALID_ARG') throw error;
+      throw refusal(this.config.name!, request, error.message);
     }
+  }
+
+  private check(request: InferRequest): ValidatedRequest {
+    if (!isPlainObject(request) || !isPlainObject(request.inputs)) {
+      throw invalid('a request needs an `inputs` object mapping input names to tensors');
+    }
+    if (request.id !== undefined && typeof request.id !== 'string') throw invalid(`\`id\` must be a string, got ${describeValue(request.id)}`);
     const inputs: Record<string, Tensor> = {};
     let batchSize = -1;
     let required = 0;
     for (const name in request.inputs) {
       const spec = this.inputs.get(name);
-      if (!spec) throw this.invalid(`unexpected input '${name}' (the model's inputs are ${quoteList([...this.inputs.keys()])})`);
-      const tensor = this.tensor(name, request.inputs[name] as TensorInput);
+      if (!spec) throw invalid(`unexpected input '${name}' (the model's inputs are ${quoteList([...this.inputs.keys()])})`);
+      const tensor = toTensor(name, request.inputs[name] as TensorInput);
       if (tensor.datatype !== spec.datatype) {
-        throw this.invalid(`input '${name}' has data type ${tensor.datatype}, the model expects ${spec.datatype}`);
+        throw invalid(`input '${name}' has data type ${tensor.datatype}, the model expects ${spec.datatype}`);
       }
       const inputBatch = this.checkShape(name, tensor.shape, spec);
       if (batchSize !== -1 && inputBatch !== batchSize) {
-        throw this.invalid(`input '${name}' has batch size ${inputBatch}, other inputs have ${batchSize}`);
+        throw invalid(`input '${name}' has batch size ${inputBatch}, other inputs have ${batchSize}`);
       }
       batchSize = inputBatch;
       inputs[name] = spec.reshape ? reshaped(tensor, spec, this.maxBatchSize > 0) : tensor;
       if (!spec.optional) required++;
     }
     if (required < this.requiredInputs.length) {
-      throw this.invalid(`missing input ${quoteList(this.requiredInputs.filter((name) => !Object.hasOwn(inputs, name)))}`);
+      throw invalid(`missing input ${quoteList(this.requiredInputs.filter((name) => !Object.hasOwn(inputs, name)))}`);
     }
     return {
       id: request.id ?? String(++nextRequestId),
@@ -76,56 +89,85 @@ export class RequestValidator {
       requestedOutputs: request.outputs?.length ? this.checkOutputs(request.outputs) : this.allOutputs,
       batchSize: batchSize === -1 ? 1 : batchSize,
       parameters: request.parameters ?? NO_PARAMETERS,
-      priority: this.nonNegative('priority', request.priority),
-      timeoutMicroseconds: this.nonNegative('timeoutMicroseconds', request.timeoutMicroseconds),
+      priority: nonNegativeInteger('priority', request.priority) ?? 0,
+      timeoutMicroseconds: nonNegativeInteger('timeoutMicroseconds', request.timeoutMicroseconds) ?? 0,
       signal: request.signal,
-      sequence: request.sequence,
+      sequence: checkSequence(request.sequence),
     };
-  }
-
-  invalid(message: string): InferenceError {
-    return new InferenceError('INVALID_ARG', `model '${this.config.name}': ${message}`);
   }
 
   /** Returns the input's batch size (1 for a model without batching). */
   private checkShape(name: string, shape: readonly number[], spec: InputSpec): number {
     if (!shapeMatches(shape, spec.expectedShape)) {
-      throw this.invalid(`input '${name}' has shape ${shapeToString(shape)}, the model expects ${shapeToString(spec.expectedShape)}`);
+      throw invalid(`input '${name}' has shape ${shapeToString(shape)}, the model expects ${shapeToString(spec.expectedShape)}`);
     }
     if (this.maxBatchSize === 0) return 1;
     const batch = shape[0]!;
     if (batch < 1 || batch > this.maxBatchSize) {
-      throw this.invalid(`input '${name}' has batch size ${batch}, the model accepts 1 to ${this.maxBatchSize}`);
+      throw invalid(`input '${name}' has batch size ${batch}, the model accepts 1 to ${this.maxBatchSize}`);
     }
     return batch;
   }
 
-  /** The tensor check of the tensor layer, its message prefixed with the model. */
-  private tensor(name: string, input: TensorInput): Tensor {
-    try {
-      return toTensor(name, input);
-    } catch (error) {
-      throw this.invalid((error as Error).message);
-    }
-  }
-
-  private nonNegative(field: string, value: number | undefined): number {
-    if (value === undefined) return 0;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      throw this.invalid(`\`${field}\` must be a finite non-negative number, got ${String(value)}`);
-    }
-    return value;
-  }
-
   private checkOutputs(requested: readonly string[]): readonly string[] {
-    if (!Array.isArray(requested)) throw this.invalid('`outputs` must be an array of output names');
+    if (!Array.isArray(requested)) throw invalid('`outputs` must be an array of output names');
     for (const name of requested) {
       if (!this.outputs.has(name)) {
-        throw this.invalid(`unknown output '${name}' requested (the model's outputs are ${quoteList(this.allOutputs)})`);
+        throw invalid(`unknown output '${name}' requested (the model's outputs are ${quoteList(this.allOutputs)})`);
       }
     }
     return requested;
   }
+}
+
+/**
+ * The version a request asks for, checked before the version is looked up: a version
+ * that is not a non-negative integer (the string '2', say) is the caller's mistake
+ * (INVALID_ARG), not a version that is missing (NOT_FOUND).
+ */
+export function requestedVersion(modelName: string, request: InferRequest): number | undefined {
+  try {
+    return nonNegativeInteger('modelVersion', (request as Partial<InferRequest> | undefined)?.modelVersion);
+  } catch (error) {
+    throw refusal(modelName, request, (error as Error).message);
+  }
+}
+
+/** `model 'm': ...`, or `model 'm' request 'r1': ...` when the caller gave the request an id. */
+function refusal(modelName: string, request: InferRequest, detail: string): InferenceError {
+  const id = (request as Partial<InferRequest> | undefined)?.id;
+  const named = typeof id === 'string' ? ` request '${id}'` : '';
+  return new InferenceError('INVALID_ARG', `model '${modelName}'${named}: ${detail}`);
+}
+
+function invalid(detail: string): InferenceError {
+  return new InferenceError('INVALID_ARG', detail);
+}
+
+/** Triton's priority, timeout and version are unsigned integers; undefined stays undefined. */
+function nonNegativeInteger(field: string, value: unknown): number | undefined {
+  if (value === undefined || isNonNegativeInteger(value)) return value;
+  throw invalid(`\`${field}\` must be a non-negative integer, got ${describeValue(value)}`);
+}
+
+function isNonNegativeInteger(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+/** A copy of the caller's sequence options, so later changes to them do not reach a scheduler. */
+function checkSequence(sequence: unknown): SequenceOptions | undefined {
+  if (sequence === undefined) return undefined;
+  if (!isPlainObject(sequence)) throw invalid('`sequence` must be an object { id, start?, end? }');
+  const { id, start, end } = sequence;
+  if (!isNonNegativeInteger(id) && (typeof id !== 'string' || id === '')) {
+    throw invalid(`\`sequence.id\` must be a non-negative integer or a non-empty string, got ${describeValue(id)}`);
+  }
+  for (const [flag, value] of [['start', start], ['end', end]] as const) {
+    if (value !== undefined && typeof value !== 'boolean') {
+      throw invalid(`\`sequence.${flag}\` must be a boolean, got ${describeValue(value)}`);
+    }
+  }
+  return { id, start: start === true, end: end === true };
 }
 
 /** Gives the backend the config's `reshape` shape, keeping the batch dimension. */

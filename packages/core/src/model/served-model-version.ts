@@ -5,6 +5,7 @@ import { ModelStatisticsRecorder } from '../observability/statistics.js';
 import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
+import { ModelOutputs } from '../scheduling/model-outputs.js';
 import type { ResponseSink } from '../scheduling/response-channel.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 import { schedulerFor } from '../scheduling/scheduler-for.js';
@@ -18,6 +19,7 @@ import { withTimeout } from './with-timeout.js';
  */
 export class ServedModelVersion {
   readonly validator: RequestValidator;
+  private readonly outputs: ModelOutputs;
   private readonly outstanding = new Set<InferenceRequest>();
   private idleWaiters: Array<() => void> = [];
   private readonly scheduler: Scheduler;
@@ -31,6 +33,7 @@ export class ServedModelVersion {
     readonly decoupled: boolean,
   ) {
     this.validator = new RequestValidator(context.config);
+    this.outputs = new ModelOutputs(context.config);
     this.scheduler = schedulerFor(context.config, pool);
   }
 
@@ -70,7 +73,7 @@ export class ServedModelVersion {
 
   /** Accepts a validated request; from here on its sink hears exactly one end or error. */
   submit(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
-    const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd);
+    const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd, this.outputs);
     this.outstanding.add(accepted);
     this.scheduler.enqueue(accepted);
     return accepted;

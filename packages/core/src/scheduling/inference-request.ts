@@ -3,6 +3,7 @@ import type { BackendRequest } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { onAbort } from './abort-watch.js';
+import type { ModelOutputs } from './model-outputs.js';
 import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
 
 /** The longest delay setTimeout honours; past it, a timer fires at once. */
@@ -16,7 +17,11 @@ export interface SequenceOptions {
   readonly end?: boolean;
 }
 
-/** What the server's door hands to a scheduler: validated inputs and the caller's wishes. */
+/**
+ * What the server's door hands to a scheduler: validated inputs and the caller's wishes.
+ * `timeoutMicroseconds` follows Triton: the default scheduler ignores it; batchers
+ * that honour it read it here.
+ */
 export interface ValidatedRequest {
   readonly id: string;
   readonly inputs: Record<string, Tensor>;
@@ -31,8 +36,8 @@ export interface ValidatedRequest {
 
 /**
  * One accepted request on its way through a scheduler to a backend. It owns its
- * cancellation (AbortSignal) and deadline: either fails it at once, and a scheduler
- * skips a request whose response has already ended.
+ * cancellation: the caller's AbortSignal fails it at once (a deadline is an
+ * `AbortSignal.timeout()`), and a scheduler skips a request whose response has ended.
  */
 export class InferenceRequest implements BackendRequest, ResponseOwner {
   readonly response: ResponseChannel;
@@ -42,7 +47,6 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   executeStart = 0;
   executeEnd = 0;
   private cancelled = false;
-  private timer: NodeJS.Timeout | undefined;
   private readonly stopWatchingSignal: (() => void) | undefined;
 
   constructor(
@@ -51,18 +55,13 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
     private readonly request: ValidatedRequest,
     sink: ResponseSink,
     private readonly onEnd: (request: InferenceRequest, error?: InferenceError) => void,
+    modelOutputs: ModelOutputs,
   ) {
-    this.response = new ResponseChannel(sink, request.requestedOutputs, this);
-    if (request.signal) {
-      if (request.signal.aborted) throw this.cancellation();
-      this.stopWatchingSignal = onAbort(request.signal, () => this.cancel(this.cancellation()));
-    }
-    // Past setTimeout's limit (about 24.8 days) a deadline is as good as none.
-    if (request.timeoutMicroseconds > 0 && request.timeoutMicroseconds / 1000 <= MAX_TIMER_MS) {
-      this.timer = setTimeout(
-        () => this.cancel(new InferenceError('DEADLINE_EXCEEDED', `${this.describe()}: timed out after ${request.timeoutMicroseconds} µs`)),
-        request.timeoutMicroseconds / 1000,
-      );
+    this.response = new ResponseChannel(sink, request.requestedOutputs, this, modelOutputs);
+    const signal = request.signal;
+    if (signal) {
+      if (signal.aborted) throw this.abortError(signal);
+      this.stopWatchingSignal = onAbort(signal, () => this.cancel(this.abortError(signal)));
     }
   }
 
@@ -111,12 +110,16 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
 
   /** Called once by the response channel when the last response or an error went out. */
   responseEnded(error?: InferenceError): void {
-    if (this.timer) clearTimeout(this.timer);
     this.stopWatchingSignal?.();
     this.onEnd(this, error);
   }
 
-  private cancellation(): InferenceError {
+  /** Node's convention: a signal that aborts with a TimeoutError (AbortSignal.timeout) is a deadline. */
+  private abortError(signal: AbortSignal): InferenceError {
+    const reason: unknown = signal.reason;
+    if (reason instanceof DOMException && reason.name === 'TimeoutError') {
+      return new InferenceError('DEADLINE_EXCEEDED', `${this.describe()}: the caller's deadline passed (its AbortSignal timed out)`);
+    }
     return new InferenceError('CANCELLED', `${this.describe()}: cancelled by the caller`);
   }
 }

@@ -57,7 +57,7 @@ export class InstanceRunner {
     }
   }
 
-  /** Sends each request its result; true when at least one succeeded. */
+  /** Sends each request its result; true when at least one reached its caller. */
   private deliver(requests: InferenceRequest[], results: ExecuteResult): boolean {
     if (results.length !== requests.length) {
       this.failAll(requests, `backend returned ${results.length} responses for ${requests.length} requests`);
@@ -69,8 +69,7 @@ export class InstanceRunner {
       const response = requests[i]!.response;
       if (result instanceof Error) {
         response.fail(result);
-      } else {
-        response.send(result, { final: true });
+      } else if (response.send(result, { final: true })) {
         succeeded = true;
       }
     }

@@ -1,6 +1,7 @@
 import type { ResponseSender } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
+import type { ModelOutputs } from './model-outputs.js';
 
 /** Where a request's responses go: a promise for `infer()`, an async queue for `inferStream()`. */
 export interface ResponseSink {
@@ -16,9 +17,10 @@ export interface ResponseOwner {
 }
 
 /**
- * A request's response sender. Keeps only the requested outputs, refuses a response
- * that lacks one, and ignores whatever a backend sends after the stream ended
- * (for example after the caller cancelled: the caller has already been told).
+ * A request's response sender. Checks each response against the model's outputs,
+ * keeps only the requested outputs, refuses a response that lacks one, and ignores
+ * whatever a backend sends after the stream ended (for example after the caller
+ * cancelled: the caller has already been told).
  */
 export class ResponseChannel implements ResponseSender {
   private ended = false;
@@ -27,25 +29,34 @@ export class ResponseChannel implements ResponseSender {
     private readonly sink: ResponseSink,
     private readonly requestedOutputs: readonly string[],
     private readonly owner: ResponseOwner,
+    private readonly modelOutputs: ModelOutputs,
   ) {}
 
   get isEnded(): boolean {
     return this.ended;
   }
 
-  send(outputs: Readonly<Record<string, Tensor>>, options?: { final?: boolean }): void {
-    if (this.ended) return;
+  /** Returns whether the response reached the caller (false when it failed the request or came too late). */
+  send(outputs: Readonly<Record<string, Tensor>>, options?: { final?: boolean }): boolean {
+    if (this.ended) return false;
+    try {
+      this.modelOutputs.check(outputs);
+    } catch (error) {
+      this.fail(error);
+      return false;
+    }
     const selected: Record<string, Tensor> = {};
     for (const name of this.requestedOutputs) {
       const tensor = outputs[name];
       if (tensor === undefined) {
         this.fail(new InferenceError('INTERNAL', `${this.owner.describe()}: backend produced no output '${name}'`));
-        return;
+        return false;
       }
       selected[name] = tensor;
     }
     this.sink.response(selected);
     if (options?.final) this.close();
+    return true;
   }
 
   close(): void {

@@ -1,7 +1,15 @@
-/** Every dimension a non-negative integer (no -1 wildcards: those belong to configs, not tensors). */
+/**
+ * The largest tensor dimension: INT32_MAX. Triton's dims are int64, but onnxruntime-node
+ * refuses a dim of 2^32 or more, TensorRT's dims were int32, and a JavaScript typed array
+ * holds fewer elements anyway; one bound for every backend keeps a shape like
+ * `[2**32, 0]` (no elements, but dims no runtime takes) at the door.
+ */
+export const MAX_DIM = 2 ** 31 - 1;
+
+/** Every dimension an integer from 0 to MAX_DIM (no -1 wildcards: those belong to configs, not tensors). */
 export function isValidShape(shape: unknown): shape is number[] {
   if (!Array.isArray(shape)) return false;
-  for (const dim of shape) if (!Number.isInteger(dim) || dim < 0) return false;
+  for (const dim of shape) if (!Number.isInteger(dim) || dim < 0 || dim > MAX_DIM) return false;
   return true;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InferenceError, InferenceServer, type InferRequest } from '@tritium/core';
+import { InferenceError, InferenceServer, type Backend, type InferRequest, type Tensor } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
 import { useServerFixture } from '../helpers/server-fixture.js';
@@ -67,6 +67,17 @@ describe('infer()', () => {
       ['unknown output', { inputs: { INPUT0: fp32([4]) }, outputs: ['NOPE'] }, 'INVALID_ARG', /unknown output 'NOPE'/],
       ['negative timeout', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: -1 }, 'INVALID_ARG', /timeoutMicroseconds/],
       ['no inputs object', {} as InferRequest, 'INVALID_ARG', /inputs/],
+      ['fractional priority', { inputs: { INPUT0: fp32([4]) }, priority: 1.5 }, 'INVALID_ARG', /`priority` must be a non-negative integer, got 1.5/],
+      ['negative priority', { inputs: { INPUT0: fp32([4]) }, priority: -1 }, 'INVALID_ARG', /`priority` must be a non-negative integer/],
+      ['priority as a string', { inputs: { INPUT0: fp32([4]) }, priority: '1' as never }, 'INVALID_ARG', /`priority` must be a non-negative integer, got "1"/],
+      ['sequence not an object', { inputs: { INPUT0: fp32([4]) }, sequence: 7 as never }, 'INVALID_ARG', /`sequence` must be an object/],
+      ['negative sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: -1 } }, 'INVALID_ARG', /`sequence.id` must be a non-negative integer or a non-empty string, got -1/],
+      ['fractional sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: 0.5 } }, 'INVALID_ARG', /`sequence.id`/],
+      ['empty sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: '' } }, 'INVALID_ARG', /`sequence.id`.*got ""/],
+      ['sequence start not a boolean', { inputs: { INPUT0: fp32([4]) }, sequence: { id: 1, start: 1 as never } }, 'INVALID_ARG', /`sequence.start` must be a boolean, got 1/],
+      ['sequence end not a boolean', { inputs: { INPUT0: fp32([4]) }, sequence: { id: 's', end: 'yes' as never } }, 'INVALID_ARG', /`sequence.end` must be a boolean/],
+      ['id not a string', { inputs: { INPUT0: fp32([4]) }, id: 7 as never }, 'INVALID_ARG', /`id` must be a string, got 7/],
+      ['a dim no runtime takes, with no elements', { inputs: { INPUT0: { datatype: 'FP32', shape: [2 ** 32, 0], data: new Float32Array(0) } } }, 'INVALID_ARG', /'INPUT0': shape \[4294967296,0\] must be an array of non-negative integers up to 2147483647/],
     ];
     it.each(cases)('%s', async (_, request, code, text) => {
       const { server, probe } = await serve({ m: { config: testConfig({}) } });
@@ -85,6 +96,48 @@ describe('infer()', () => {
       const { server } = await serve({ v: { config: testConfig({ dims: [-1, 2] }) } });
       expect((await server.infer('v', { inputs: { INPUT0: fp32([5, 2]) } })).outputs.OUTPUT0!.shape).toEqual([5, 2]);
       await expectError(server.infer('v', { inputs: { INPUT0: fp32([5, 3]) } }), 'INVALID_ARG', /expects \[-1,2\]/);
+    });
+
+    it('names the request id in a refusal when the caller gave one', async () => {
+      const { server } = await serve({ m: { config: testConfig({}) } });
+      await expectError(server.infer('m', { id: 'r1', inputs: { INPUT0: fp32([5]) } }), 'INVALID_ARG', /^model 'm' request 'r1': input 'INPUT0' has shape \[5\]/);
+      await expectError(server.infer('m', { id: 'r2', inputs: { INPUT0: fp32([4]) }, priority: 0.5 }), 'INVALID_ARG', /^model 'm' request 'r2': `priority`/);
+      await expectError(server.infer('m', { id: 'r3', inputs: { INPUT0: fp32([4]) }, modelVersion: -1 }), 'INVALID_ARG', /^model 'm' request 'r3': `modelVersion`/);
+      await expectError(server.infer('m', { inputs: { INPUT0: fp32([5]) } }), 'INVALID_ARG', /^model 'm': input 'INPUT0'/);
+    });
+
+    it('refuses a modelVersion that is not a non-negative integer as INVALID_ARG, not NOT_FOUND', async () => {
+      const { server } = await serve({ m: { config: testConfig({ extra: 'version_policy { all {} }' }), versions: { 1: '', 2: '' } } });
+      for (const modelVersion of ['2', 1.5, -1, NaN]) {
+        await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, modelVersion: modelVersion as number }), 'INVALID_ARG', /`modelVersion` must be a non-negative integer/);
+      }
+      expect((await server.infer('m', { inputs: { INPUT0: fp32([4]) }, modelVersion: 2 })).modelVersion).toBe(2);
+    });
+
+    it('takes valid sequence options and priorities', async () => {
+      const { server } = await serve({ m: { config: testConfig({}) } });
+      for (const options of [{ sequence: { id: 0 } }, { sequence: { id: 'abc', start: true, end: false } }, { priority: 3 }]) {
+        await expect(server.infer('m', { inputs: { INPUT0: fp32([4]) }, ...options })).resolves.toBeTruthy();
+      }
+    });
+
+    it('keeps the shape it checked when the caller changes its array after infer()', async () => {
+      const { server } = await serve({ m: { config: testConfig({ dims: [-1] }) } });
+      const busy = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 20 } });
+      const input = fp32([4]);
+      const queued = server.infer('m', { inputs: { INPUT0: input } });
+      input.shape[0] = 400;
+      await busy;
+      expect((await queued).outputs.OUTPUT0!.shape).toEqual([4]);
+    });
+
+    it('serves data over a SharedArrayBuffer, handing the backend a plain copy', async () => {
+      const { server } = await serve({ m: { config: testConfig({}) } });
+      const shared = new Float32Array(new SharedArrayBuffer(16));
+      shared.set([1, 2, 3, 4]);
+      const { outputs } = await server.infer('m', { inputs: { INPUT0: { datatype: 'FP32', shape: [4], data: shared } } });
+      expect(Array.from(outputs.OUTPUT0!.data as Float32Array)).toEqual([1, 2, 3, 4]);
+      expect((outputs.OUTPUT0!.data as Float32Array).buffer).toBeInstanceOf(ArrayBuffer);
     });
 
     it('names an unknown model or version NOT_FOUND', async () => {
@@ -172,12 +225,34 @@ describe('infer()', () => {
     expect(probe.cancelledSeen).toBe(1);
   });
 
-  it('fails a request past its timeout with DEADLINE_EXCEEDED', async () => {
+  it('ignores timeoutMicroseconds in the default scheduler, as Triton does', async () => {
     const { server } = await serve({ m: { config: testConfig({}) } });
-    const slow = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 60 } });
-    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: 10_000 }), 'DEADLINE_EXCEEDED', /timed out/);
+    const slow = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 40 } });
+    const waiting = server.infer('m', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: 1_000 });
     await expect(slow).resolves.toBeTruthy();
-    await expect(server.infer('m', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: 1_000_000 })).resolves.toBeTruthy();
+    await expect(waiting).resolves.toBeTruthy();
+  });
+
+  it('fails a request with DEADLINE_EXCEEDED when its AbortSignal.timeout() fires, waiting or running', async () => {
+    const { server, probe } = await serve({ m: { config: testConfig({}) } });
+    const running = server.infer('m', { inputs: { INPUT0: fp32([4]) }, parameters: { delay_ms: 120 }, signal: AbortSignal.timeout(10) });
+    const waiting = server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: AbortSignal.timeout(10) });
+    const started = Date.now();
+    await expectError(running, 'DEADLINE_EXCEEDED', /deadline passed/);
+    await expectError(waiting, 'DEADLINE_EXCEEDED', /deadline passed/);
+    // Answered long before the run ends; the backend sees isCancelled when it does.
+    expect(Date.now() - started).toBeLessThan(100);
+    await sleep(120);
+    expect(probe.executions).toBe(1);
+    expect(probe.cancelledSeen).toBe(1);
+  });
+
+  it('tells a deadline from a cancellation by the signal\'s reason', async () => {
+    const { server } = await serve({ m: { config: testConfig({}) } });
+    const timedOut = AbortSignal.abort(new DOMException('late', 'TimeoutError'));
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: timedOut }), 'DEADLINE_EXCEEDED', /deadline passed/);
+    const other = AbortSignal.abort(new Error('TimeoutError'));
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, signal: other }), 'CANCELLED', /cancelled by the caller/);
   });
 
   it('records statistics in Triton\'s shape', async () => {
@@ -192,6 +267,68 @@ describe('infer()', () => {
     expect(stats!.inference_stats.fail.count).toBe(1);
     expect(stats!.batch_stats.map((b) => [b.batch_size, b.compute_infer.count])).toEqual([[1, 1], [2, 1]]);
     expect(stats!.last_inference).toBeGreaterThan(0);
+  });
+
+  it('counts an execution whose response then failed as failed, not executed', async () => {
+    const { server } = await serve({
+      m: {
+        config: `backend: "test"
+input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
+output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
+output { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 4 ] }`,
+      },
+    });
+    // The identity backend has no INPUT1 to give OUTPUT1 from.
+    await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) } }), 'INTERNAL', /backend produced no output 'OUTPUT1'/);
+    const [stats] = server.statistics('m').model_stats;
+    expect(stats).toMatchObject({ inference_count: 0, execution_count: 0 });
+    expect(stats!.inference_stats.success.count).toBe(0);
+    expect(stats!.inference_stats.fail.count).toBe(1);
+    expect(stats!.batch_stats).toEqual([]);
+  });
+});
+
+describe('outputs checked against the config, as Triton\'s core does', () => {
+  /** A backend whose every response is `outputs`, whatever the config says. */
+  const fixedOutputs = (outputs: Record<string, Tensor>): Backend => ({
+    name: 'fixed',
+    async createModel() {
+      return { async createInstance() { return { async execute(requests) { return requests.map(() => outputs); } }; } };
+    },
+  });
+  const config = `backend: "fixed"
+input { name: "IN" data_type: TYPE_FP32 dims: [ 2 ] }
+output { name: "OUT" data_type: TYPE_FP32 dims: [ 2 ] }`;
+  const request = { inputs: { IN: fp32([2]) } };
+  const fp64 = { datatype: 'FP64' as const, shape: [1, 3], data: new Float64Array(3) };
+
+  async function serveFixed(outputs: Record<string, Tensor>) {
+    fx.repo = await TempRepository.create({ m: { config } });
+    return (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [fixedOutputs(outputs)] }));
+  }
+
+  it('fails a request whose response has an output the config does not list, in Triton\'s words', async () => {
+    const server = await serveFixed({ OUT: fp32([2]), EXTRA: fp32([2]) });
+    await expectError(server.infer('m', request), 'INVALID_ARG', /^unexpected inference output 'EXTRA' for model 'm'$/);
+    const [stats] = server.statistics('m').model_stats;
+    expect(stats).toMatchObject({ execution_count: 0, inference_count: 0 });
+    expect(stats!.inference_stats.fail.count).toBe(1);
+  });
+
+  it('passes a datatype and shape that differ from the config through, with one warning per output', async () => {
+    const server = await serveFixed({ OUT: fp64 });
+    const warnings = captureWarnings();
+    for (let i = 0; i < 3; i++) expect((await server.infer('m', request)).outputs.OUT).toEqual(fp64);
+    expect(warnings).toEqual([
+      "model 'm' output 'OUT' has datatype FP64 where the config says FP32 and shape [1,3] where the config says [2]; it is passed through as it is, as Triton does (warned once per loaded model and output)",
+    ]);
+  });
+
+  it('warns of nothing when outputs match the config', async () => {
+    const server = await serveFixed({ OUT: fp32([2]) });
+    const warnings = captureWarnings();
+    await server.infer('m', request);
+    expect(warnings).toEqual([]);
   });
 });
 

@@ -92,6 +92,12 @@ describe('model repository and lifecycle', () => {
       expect((await server.infer('m', { inputs: input, modelVersion: 1 })).modelVersion).toBe(1);
       expect((await server.modelMetadata('m')).versions).toEqual(['1', '2', '3']);
     });
+
+    it('skips version directories with a leading zero but keeps a bare 0, as Triton\'s code does', async () => {
+      const odd = { 0: '', '01': '', '003': '', '00': '' } as Record<number, string>;
+      const server = await start({ m: { config: testConfig({ extra: 'version_policy { all {} }' }), versions: odd } });
+      expect(states(await server.repositoryIndex())).toEqual(['m:0:READY']);
+    });
   });
 
   it('requires the config name to match the directory', async () => {

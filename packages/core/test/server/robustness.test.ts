@@ -313,9 +313,11 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }`;
     expect(error.message).toMatch(/`inputs` object/);
   });
 
-  it('refuses non-finite timeouts and treats one past the timer limit as none', async () => {
+  it('refuses timeouts that are not non-negative integers and keeps any other, which the default scheduler ignores', async () => {
     const server = await start({ m: { config: testConfig({}) } });
-    expect((await rejection(server.infer('m', { inputs: input, timeoutMicroseconds: Infinity }))).code).toBe('INVALID_ARG');
+    for (const timeoutMicroseconds of [Infinity, 1.5, NaN]) {
+      expect((await rejection(server.infer('m', { inputs: input, timeoutMicroseconds }))).code).toBe('INVALID_ARG');
+    }
     await expect(server.infer('m', { inputs: input, timeoutMicroseconds: 3e12, parameters: { delay_ms: 5 } })).resolves.toBeTruthy();
   });
 

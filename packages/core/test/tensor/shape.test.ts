@@ -15,8 +15,8 @@ describe('shape', () => {
 
   it('validates shapes', () => {
     expect(isValidShape([])).toBe(true);
-    expect(isValidShape([0, 1, 7])).toBe(true);
-    for (const bad of [[-1], [1.5], [NaN], [Infinity], ['2'], [1n], null, undefined, 3, '[1]']) {
+    expect(isValidShape([0, 1, 7, 2 ** 31 - 1])).toBe(true);
+    for (const bad of [[-1], [2 ** 31], [1.5], [NaN], [Infinity], ['2'], [1n], null, undefined, 3, '[1]']) {
       expect(isValidShape(bad)).toBe(false);
     }
   });

@@ -29,6 +29,17 @@ const SAMPLES: { readonly [T in DataType]: { canonical: TensorData<T>; plain: re
   BYTES: { canonical: ['a', new Uint8Array([0, 255]), '', 'é'], plain: ['a', new Uint8Array([0, 255]), '', 'é'] },
 };
 
+/** The same data in memory of a SharedArrayBuffer (BYTES: its Uint8Array elements). */
+function sharedCopy(data: TensorData): TensorData {
+  const share = (view: ArrayBufferView) => {
+    const bytes = new Uint8Array(new SharedArrayBuffer(view.byteLength));
+    bytes.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+    return new (view.constructor as new (buffer: ArrayBufferLike) => ArrayBufferView)(bytes.buffer);
+  };
+  if (Array.isArray(data)) return data.map((element) => (typeof element === 'string' ? element : share(element))) as TensorData;
+  return share(data as ArrayBufferView) as TensorData;
+}
+
 const input = (datatype: DataType, data: unknown, shape: readonly number[] = [2, 2]) =>
   ({ datatype, shape, data }) as TensorInput;
 
@@ -36,12 +47,22 @@ describe('toTensor', () => {
   describe.each(DATA_TYPES)('%s', (datatype) => {
     const { canonical, plain } = SAMPLES[datatype];
 
-    it('takes canonical data as it is, sharing data and shape', () => {
+    it('takes canonical data as it is, and a copy of the shape', () => {
       const shape = [2, 2];
       const tensor = toTensor('X', input(datatype, canonical, shape));
       expect(tensor.datatype).toBe(datatype);
       expect(tensor.data).toBe(canonical);
-      expect(tensor.shape).toBe(shape);
+      shape[0] = 4;
+      expect(tensor.shape).toEqual([2, 2]);
+    });
+
+    it('copies data over a SharedArrayBuffer into a plain ArrayBuffer', () => {
+      const shared = sharedCopy(canonical);
+      const tensor = toTensor('X', input(datatype, shared));
+      expect(tensor.data).toEqual(canonical);
+      const views = datatype === 'BYTES' ? (tensor.data as unknown[]).filter(ArrayBuffer.isView) : [tensor.data];
+      for (const view of views as ArrayBufferView[]) expect(view.buffer).toBeInstanceOf(ArrayBuffer);
+      if (datatype === 'BYTES') expect(tensor.data).not.toBe(shared);
     });
 
     it('converts a plain array to canonical data', () => {
@@ -102,6 +123,38 @@ describe('toTensor', () => {
 
   it.each(['FP8', 'fp32', 'TYPE_FP32', 'STRING', 'toString', undefined, 3])('rejects datatype %j', (datatype) => {
     expectInvalidArg(() => toTensor('X', input(datatype as DataType, [1, 2, 3, 4])), "input 'X': unknown datatype", 'BYTES');
+  });
+
+  it('keeps the shape it checked, whatever the caller does to its array', () => {
+    let reads = 0;
+    // A getter that answers 2 when checked and 9 afterwards: only a copy taken first is safe.
+    const shape = [0, 2];
+    Object.defineProperty(shape, 1, { get: () => (reads++ === 0 ? 2 : 9), enumerable: true });
+    const tensor = toTensor('X', { datatype: 'FP32', shape, data: new Float32Array(0) });
+    expect(tensor.shape).toEqual([0, 2]);
+    expect(tensor.shape).toEqual([0, 2]);
+  });
+
+  it.each([[[2 ** 32, 0]], [[0, 2 ** 31]], [[2 ** 53, 0]]])('rejects dims past 2**31-1 even with no elements: %j', (shape) => {
+    expectInvalidArg(
+      () => toTensor('X', { datatype: 'FP32', shape, data: new Float32Array(0) }),
+      "input 'X': shape",
+      'non-negative integers up to 2147483647',
+    );
+  });
+
+  it('takes a dim of 2**31-1 when another is 0', () => {
+    expect(toTensor('X', { datatype: 'FP32', shape: [2 ** 31 - 1, 0], data: [] }).shape).toEqual([2 ** 31 - 1, 0]);
+  });
+
+  it('rejects a string that is not well-formed Unicode, naming the element', () => {
+    for (const lone of ['\ud800', 'a\udc00b', 'x\ud83d']) {
+      expectInvalidArg(
+        () => toTensor('T', { datatype: 'BYTES', shape: [2], data: ['ok', lone] }),
+        "input 'T': BYTES element 1 is not well-formed Unicode",
+      );
+    }
+    expect(toTensor('T', { datatype: 'BYTES', shape: [1], data: ['\ud83d\ude00'] }).data).toEqual(['\ud83d\ude00']);
   });
 
   it.each([[[-1]], [[1.5]], [[NaN]], [[Infinity]], [['4']], [null], ['4'], [undefined]])('rejects shape %j', (shape) => {
