@@ -1,3 +1,4 @@
+import type { ResourceLimits } from 'node:worker_threads';
 import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core';
 import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature, listsInputsAndOutputs } from './auto-complete.js';
 import { modelConfigOf, parameter, invalidParameter, viewOf } from './config.js';
@@ -28,6 +29,12 @@ export interface OnnxBackendOptions extends RuntimeLoaderOptions {
    * session per instance, each on its own worker thread, so N instances run N runs at once.
    */
   readonly shareSessionsBetweenInstances?: boolean;
+  /**
+   * Node's limits for each session's worker thread (its JavaScript heap, mostly the
+   * tensors crossing to it). A worker that exceeds them dies: its requests fail with
+   * UNAVAILABLE and a new worker replaces it. Default: Node's defaults.
+   */
+  readonly workerResourceLimits?: ResourceLimits;
 }
 
 /**
@@ -72,7 +79,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
 
     async createModel(context: ModelContext): Promise<BackendModel> {
       const selected = await runtimeFor(viewOf(context.config));
-      return OnnxModel.load(context, selected, { shareSessions });
+      return OnnxModel.load(context, selected, { shareSessions, workerLimits: options.workerResourceLimits });
     },
   };
 }

@@ -11,7 +11,7 @@ import {
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core';
 import type { ConfigTensor, ConfigView } from './config.js';
 import { controlInputNames } from './config.js';
-import type { TensorPayload } from './onnx-session.js';
+import type { SessionThread, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime } from './runtime.js';
 import type { SessionSlot } from './session-slot.js';
 import { decodeStrings, fromOrtTensor, toPayload } from './tensors.js';
@@ -71,6 +71,11 @@ export class OnnxInstance implements BackendInstance {
     this.allOutputs = [...this.outputs.keys()];
     this.stringInputs = this.inputs.filter((i) => i.data_type === 'TYPE_STRING').map((i) => i.name);
     this.inputLabels = new Map([...this.controls, ...this.inputs.map((i) => i.name)].map((name) => [name, `model '${model.name}' input '${name}'`]));
+  }
+
+  /** Where this instance's runs happen now. */
+  get thread(): SessionThread {
+    return this.slot.thread;
   }
 
   async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {

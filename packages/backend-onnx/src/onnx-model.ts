@@ -1,3 +1,4 @@
+import type { ResourceLimits } from 'node:worker_threads';
 import type { BackendInstance, BackendModel, InstanceContext, ModelContext } from '@tritium/core';
 import type { ConfigView } from './config.js';
 import { booleanParameter, viewOf } from './config.js';
@@ -17,6 +18,7 @@ import { validateConfigAgainstModel } from './validate.js';
 export interface OnnxModelOptions {
   /** The default for the `share_session_between_instances` parameter. */
   readonly shareSessions: boolean;
+  readonly workerLimits?: ResourceLimits;
 }
 
 /**
@@ -38,6 +40,7 @@ export class OnnxModel implements BackendModel {
     private readonly share: boolean,
     private readonly choice: ThreadChoice,
     private readonly cpuSessions: number,
+    private readonly workerLimits: ResourceLimits | undefined,
     first: { key: string; session: OnnxSession },
     fallbackReason: string | undefined,
   ) {
@@ -62,14 +65,14 @@ export class OnnxModel implements BackendModel {
 
     const modelFile = await resolveModelFile(context.modelPath, context.name);
     const firstPlacement = placements[0]!;
-    const spec = { runtime, modelFile, modelName: context.name, options: sessionOptionsFor(config, runtime, firstPlacement, cpuSessions) };
+    const spec = { runtime, modelFile, modelName: context.name, options: sessionOptionsFor(config, runtime, firstPlacement, cpuSessions), workerLimits: options.workerLimits };
     const session = await openSession(spec, choice.thread);
     try {
       const signature = signatureOf(session.metadata, context.name);
       validateConfigAgainstModel(config, signature);
       const scalarOutputs = new Set(signature.outputs.filter((o) => o.dims.length === 0).map((o) => o.name));
       const loaded: LoadedModel = { name: context.name, config, runtime, scalarOutputs };
-      return new OnnxModel(loaded, modelFile, share, choice, cpuSessions, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
+      return new OnnxModel(loaded, modelFile, share, choice, cpuSessions, options.workerLimits, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
     } catch (error) {
       await session.release();
       throw error;
@@ -96,7 +99,8 @@ export class OnnxModel implements BackendModel {
 
   private async openSlot(placement: Placement, key: string): Promise<SessionSlot> {
     const { config, runtime, name } = this.loaded;
-    const spec = { runtime, modelFile: this.modelFile, modelName: name, options: sessionOptionsFor(config, runtime, placement, this.cpuSessions) };
+    const options = sessionOptionsFor(config, runtime, placement, this.cpuSessions);
+    const spec = { runtime, modelFile: this.modelFile, modelName: name, options, workerLimits: this.workerLimits };
     const open = (thread: SessionThread) => openSession(spec, thread);
     let first: OnnxSession;
     if (this.spare?.key === key) {

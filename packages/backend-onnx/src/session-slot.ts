@@ -1,6 +1,6 @@
 import type { InstanceHealth } from '@tritium/core';
 import type { OnnxSession, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
-import type { ThreadChoice } from './thread-choice.js';
+import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
 
 /**
  * The session an instance runs on (or that several instances share), kept alive:
@@ -10,7 +10,7 @@ import type { ThreadChoice } from './thread-choice.js';
  * the old session is released when the runs already on it end.
  */
 export class SessionSlot {
-  private warmedUp = false;
+  private runsOnWorker = 0;
   private moving = false;
   private released = false;
   private readonly running = new Set<Promise<unknown>>();
@@ -49,17 +49,20 @@ export class SessionSlot {
     return run;
   }
 
+  /**
+   * Releases the session now. The server calls this once the instance's executions
+   * have returned, or when one outlived the exit timeout: then this is what ends it
+   * (a worker is terminated, its pending run fails UNAVAILABLE).
+   */
   async release(): Promise<void> {
     this.released = true;
-    await Promise.allSettled([...this.running]);
     await this.current.release();
   }
 
   private measure(session: OnnxSession, result: RunResult): void {
     if (session.thread === 'worker' && !this.choice.isDecided) {
-      // A session's first run pays for warming up; it would skew the choice.
-      if (this.warmedUp) this.choice.record(result.runMicroseconds);
-      this.warmedUp = true;
+      // A session's first runs pay for warming up; they would skew the choice.
+      if (++this.runsOnWorker > WARMUP_RUNS) this.choice.record(result.runMicroseconds);
     }
     if (this.choice.thread !== this.current.thread && !this.moving && !this.released) void this.move();
   }

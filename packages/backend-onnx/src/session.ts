@@ -1,3 +1,4 @@
+import type { ResourceLimits } from 'node:worker_threads';
 import { InferenceError } from '@tritium/core';
 import { InlineSession } from './inline-session.js';
 import type { OnnxSession, SessionThread } from './onnx-session.js';
@@ -11,6 +12,7 @@ export interface SessionSpec {
   readonly modelFile: string;
   readonly options: OrtSessionOptions;
   readonly modelName: string;
+  readonly workerLimits?: ResourceLimits;
 }
 
 /**
@@ -20,10 +22,10 @@ export interface SessionSpec {
  * `what` names the session's user in later errors, e.g. "model 'm' instance 'm_0'".
  */
 export async function openSession(spec: SessionSpec, thread: SessionThread, what = `model '${spec.modelName}'`): Promise<OnnxSession> {
-  const { runtime, modelFile, options, modelName } = spec;
+  const { runtime, modelFile, options, modelName, workerLimits } = spec;
   try {
     const source = await runtime.sessionSource(modelFile, modelName);
-    return thread === 'worker' ? await WorkerSession.open(runtime, source, options, what) : await InlineSession.open(runtime, source, options);
+    return thread === 'worker' ? await WorkerSession.open(runtime, source, options, what, workerLimits) : await InlineSession.open(runtime, source, options);
   } catch (error) {
     if (error instanceof InferenceError) throw error;
     const reason = error instanceof Error ? error.message : String(error);

@@ -5,14 +5,19 @@ import type { SessionThread } from './onnx-session.js';
 export const EXECUTION_THREAD_PARAMETER = 'execution_thread';
 
 /**
- * Median run time below which "auto" runs a model inline. A worker handoff costs
- * one postMessage round trip (bench/README.md: about 10–60 µs here, depending on load);
- * a run shorter than that would spend more on the handoff than on the model, and
- * holding the event loop for it costs less than the 1–2 ms loop-delay budget.
+ * Median run time below which "auto" runs a model inline. A worker handoff costs one
+ * postMessage round trip, some 10 to 80 µs here depending on load (bench/README.md);
+ * a run shorter than about that would spend as much on the handoff as on the model,
+ * and holding the event loop for under 100 µs is far inside the 1–2 ms loop-delay budget.
+ * Measured in the worker, a run also includes onnxruntime-node's own setImmediate hop
+ * (the tiny test model: 8 µs on the loop, 15–50 µs measured there), which the margin absorbs.
  */
-export const INLINE_BELOW_MICROSECONDS = 50;
+export const INLINE_BELOW_MICROSECONDS = 100;
 
-/** Runs measured before "auto" decides (the first run of each session warms it up and is skipped). */
+/** Runs of each session left out before measuring: the first ones pay for warming up (JIT, allocations). */
+export const WARMUP_RUNS = 4;
+
+/** Runs measured before "auto" decides. */
 export const MEASURED_RUNS = 16;
 
 /**
@@ -45,7 +50,7 @@ export class ThreadChoice {
     return this.decided !== undefined;
   }
 
-  /** Records one measured worker run (not a session's first); returns true when this sample made the decision. */
+  /** Records one measured worker run (after a session's warm-up); returns true when this sample made the decision. */
   record(runMicroseconds: number): boolean {
     if (this.decided) return false;
     this.samples.push(runMicroseconds);

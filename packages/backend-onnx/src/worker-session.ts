@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { InferenceError } from '@tritium/core';
 import type { OnnxSession, RunResult, SessionMetadata, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime, OrtSessionOptions, SessionSource } from './runtime.js';
@@ -43,8 +43,9 @@ export class WorkerSession implements OnnxSession {
   }
 
   /** Starts the thread and creates the session in it; rejects with onnxruntime's reason if it cannot. */
-  static open(runtime: OrtRuntime, source: SessionSource, options: OrtSessionOptions, what: string): Promise<WorkerSession> {
+  static open(runtime: OrtRuntime, source: SessionSource, options: OrtSessionOptions, what: string, resourceLimits?: ResourceLimits): Promise<WorkerSession> {
     const worker = new Worker(WORKER_SCRIPT, {
+      resourceLimits,
       workerData: { runtime: runtime.packageName, model: source.model, externalData: source.externalData, options, wasm: runtime.wasm },
     });
     return new Promise((resolve, reject) => {

@@ -1,0 +1,219 @@
+import { readdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { InferenceError, InferenceServer } from '@tritium/core';
+import type { Tensor } from '@tritium/core';
+import { onnxBackend } from '../src/index.js';
+import type { OnnxInstance } from '../src/onnx-instance.js';
+import { EXECUTION_THREAD_PARAMETER, MEASURED_RUNS, WARMUP_RUNS } from '../src/thread-choice.js';
+import { fp32, HealthLog, loadDirect, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
+import { ServerHarness } from './server-harness.js';
+
+const param = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
+
+/** The MLP with any number of rows in one run: 2048 rows take some 100 ms or more on one thread. */
+const SLOW = (name: string, extra = '') => `name: "${name}"
+backend: "onnxruntime"
+max_batch_size: 0
+input { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1, 256 ] }
+output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1, 256 ] }
+${param('intra_op_thread_count', '1')}
+${extra}`;
+
+const slowInput = (rows = 2048) => ({ INPUT0: fp32(mlpInput(rows), [rows, 256]) });
+const tinyInput = (x: number) => ({ INPUT0: fp32([x], [1, 1]) });
+
+describe('ONNX runs on worker threads', () => {
+  let harness: ServerHarness;
+  beforeAll(async () => {
+    harness = await ServerHarness.start({
+      slow: { artifact: 'mlp', config: SLOW('slow', param(EXECUTION_THREAD_PARAMETER, 'worker')) },
+      tiny: { artifact: 'tiny' },
+    });
+  });
+  afterAll(() => harness?.stop());
+
+  test('the event loop keeps turning while a long run is in progress', async () => {
+    const gaps: number[] = [];
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      gaps.push(now - last);
+      last = now;
+    }, 1);
+    const start = performance.now();
+    try {
+      await harness.infer('slow', slowInput());
+    } finally {
+      clearInterval(timer);
+    }
+    const took = performance.now() - start;
+    expect(took).toBeGreaterThan(20);
+    // On the loop the run would hold it for its whole length; on a worker the timer keeps firing.
+    expect(gaps.length).toBeGreaterThan(5);
+    expect(Math.max(...gaps)).toBeLessThan(took / 2);
+  });
+
+  test('an abort answers at once while the run goes on, and the model keeps serving', async () => {
+    const controller = new AbortController();
+    const start = performance.now();
+    const running = harness.server.infer('slow', { inputs: slowInput(), signal: controller.signal });
+    setTimeout(() => controller.abort(), 3);
+    const error = await running.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const answeredAfter = performance.now() - start;
+    expect(error).toBeInstanceOf(InferenceError);
+    expect((error as InferenceError).code).toBe('CANCELLED');
+    const full = performance.now();
+    await harness.infer('slow', slowInput());
+    expect(answeredAfter).toBeLessThan((performance.now() - full) / 2);
+  });
+
+  test('a tiny model is answered while a slow one is busy', async () => {
+    let slowDone = false;
+    const slow = harness.infer('slow', slowInput()).then(() => (slowDone = true));
+    const out = await harness.infer('tiny', tinyInput(41));
+    expect(Array.from(out.OUTPUT0!.data as Float32Array)).toEqual([42]);
+    expect(slowDone).toBe(false);
+    await slow;
+  });
+});
+
+describe('the thread choice', () => {
+  const repo = useTempRepository();
+  const backend = onnxBackend();
+
+  /** Runs `count` requests one after another on the instance and returns where it runs then. */
+  async function runAndSettle(instance: OnnxInstance, input: Record<string, Tensor>, count: number): Promise<string> {
+    for (let i = 0; i < count; i++) outputsOf(await instance.execute([request(input, [])]));
+    // A move to inline opens the new session in the background: let it finish.
+    for (let i = 0; i < 100 && instance.thread === 'worker'; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    return instance.thread;
+  }
+
+  test('auto moves the tiny model inline after measuring it, and keeps the MLP on workers', async () => {
+    const tiny = await loadDirect(backend, repo.current, 'tiny_auto', 'tiny');
+    const mlp = await loadDirect(backend, repo.current, 'mlp_auto', 'mlp');
+    try {
+      expect((tiny.instances[0] as OnnxInstance).thread).toBe('worker');
+      expect(await runAndSettle(tiny.instances[0] as OnnxInstance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS + 2)).toBe('inline');
+      // Still right after the move.
+      expect(outputsOf(await tiny.instances[0]!.execute([request(tinyInput(2), [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array([3]));
+      expect(await runAndSettle(mlp.instances[0] as OnnxInstance, { INPUT0: fp32(mlpInput(64), [64, 256]) }, WARMUP_RUNS + MEASURED_RUNS + 2)).toBe('worker');
+    } finally {
+      for (const loaded of [tiny, mlp]) {
+        await Promise.all(loaded.instances.map((instance) => instance.finalize?.()));
+        await loaded.model.finalize?.();
+      }
+    }
+  });
+
+  test('the parameter fixes the thread, and a wrong value is refused naming it', async () => {
+    const inline = await loadDirect(backend, repo.current, 'tiny_inline', 'tiny', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'inline' } } });
+    const worker = await loadDirect(backend, repo.current, 'tiny_worker', 'tiny', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'worker' } } });
+    try {
+      expect((inline.instances[0] as OnnxInstance).thread).toBe('inline');
+      expect(await runAndSettle(worker.instances[0] as OnnxInstance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS + 2)).toBe('worker');
+    } finally {
+      for (const loaded of [inline, worker]) {
+        await Promise.all(loaded.instances.map((instance) => instance.finalize?.()));
+        await loaded.model.finalize?.();
+      }
+    }
+    const refused = await loadDirect(backend, repo.current, 'tiny_bad', 'tiny', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'gpu' } } }).then(
+      () => undefined,
+      (e: unknown) => e as InferenceError,
+    );
+    expect(refused?.code).toBe('INVALID_ARG');
+    expect(refused?.message).toMatch(/parameter 'execution_thread' is 'gpu'/);
+  });
+});
+
+describe('a worker that dies', () => {
+  test('fails its requests with UNAVAILABLE, is replaced, and the model keeps serving', async () => {
+    // A small heap for each worker: a request far larger than it kills the worker.
+    const harness = await ServerHarness.start(
+      { strings: { artifact: 'identity_string', config: `name: "strings"\nbackend: "onnxruntime"\nmax_batch_size: 0\ninput { name: "INPUT0" data_type: TYPE_STRING dims: [ -1, -1 ] }\noutput { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1, -1 ] }\n${param(EXECUTION_THREAD_PARAMETER, 'worker')}` } },
+      { workerResourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 } },
+    );
+    try {
+      const small = { INPUT0: { datatype: 'BYTES' as const, shape: [1, 2], data: ['a', 'b'] } };
+      expect((await harness.infer('strings', small)).OUTPUT0!.data).toEqual(['a', 'b']);
+      const big = 'x'.repeat(1 << 20);
+      const huge = { INPUT0: { datatype: 'BYTES' as const, shape: [1, 64], data: Array(64).fill(big) } };
+      const error = await harness.infer('strings', huge).then(
+        () => undefined,
+        (e: unknown) => e as InferenceError,
+      );
+      expect(error?.code).toBe('UNAVAILABLE');
+      expect(error?.message).toMatch(/model 'strings'.*worker thread/);
+      // The replacement serves: requests wait for it rather than fail.
+      expect((await harness.infer('strings', small)).OUTPUT0!.data).toEqual(['a', 'b']);
+      expect((await harness.state('strings')).state).toBe('READY');
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  test('an instance reports recovering, then restored, to the server', async () => {
+    const repo = await TempRepository.create();
+    try {
+      const loaded = await loadDirect(onnxBackend(), repo, 'tiny_w', 'tiny', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'worker' } } });
+      const instance = loaded.instances[0] as OnnxInstance;
+      const health = (instance as unknown as { slot: { users: HealthLog[]; current: { worker: { terminate(): Promise<number> } } } }).slot;
+      // Kill the thread from outside, as a crash would.
+      await health.current.worker.terminate();
+      for (let i = 0; i < 200 && health.users[0]!.reports.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(health.users[0]!.reports).toEqual([expect.stringMatching(/^recovering: its worker thread exited with code 1/), 'restored']);
+      expect(outputsOf(await instance.execute([request(tinyInput(4), [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array([5]));
+      await instance.finalize?.();
+      await loaded.model.finalize?.();
+    } finally {
+      await repo.cleanup();
+    }
+  });
+});
+
+/** The threads of this process (Linux): workers and onnxruntime's pools included. */
+function threadCount(): number {
+  return readdirSync('/proc/self/task').length;
+}
+
+describe('churn', () => {
+  test('repeated loads and unloads of several workers under concurrent runs (onnxruntime #24486), and stop() ends every thread', async () => {
+    const repo = await TempRepository.create();
+    const before = threadCount();
+    await repo.addModel('tiny', 'tiny', { config: `name: "tiny"\nbackend: "onnxruntime"\nmax_batch_size: 8\ninput { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] }\noutput { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }\ninstance_group [ { count: 4 kind: KIND_CPU } ]\n${param(EXECUTION_THREAD_PARAMETER, 'worker')}` });
+    await repo.addModel('steady', 'tiny', { config: `name: "steady"\nbackend: "onnxruntime"\nmax_batch_size: 8\ninput { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] }\noutput { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }\ninstance_group [ { count: 2 kind: KIND_CPU } ]\n${param(EXECUTION_THREAD_PARAMETER, 'worker')}` });
+    const server = await InferenceServer.start({ modelRepository: repo.root, modelControlMode: 'explicit', startupModels: ['steady'], backends: [onnxBackend()] });
+    const check = async (model: string, x: number) => {
+      const { outputs } = await server.infer(model, { inputs: tinyInput(x) });
+      expect(outputs.OUTPUT0!.data).toEqual(new Float32Array([x + 1]));
+    };
+    try {
+      let steadyRuns = 0;
+      let churning = true;
+      const steady = (async () => {
+        while (churning) {
+          await Promise.all(range(4).map((i) => check('steady', i)));
+          steadyRuns += 4;
+        }
+      })();
+      for (let cycle = 0; cycle < 12; cycle++) {
+        await server.loadModel('tiny');
+        await Promise.all(range(16).map((i) => check('tiny', cycle * 100 + i)));
+        await server.unloadModel('tiny');
+      }
+      churning = false;
+      await steady;
+      expect(steadyRuns).toBeGreaterThan(0);
+    } finally {
+      await server.stop();
+      await repo.cleanup();
+    }
+    // Workers end asynchronously after terminate(); give them a moment.
+    for (let i = 0; i < 100 && threadCount() > before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(threadCount()).toBeLessThanOrEqual(before);
+  });
+});
