@@ -5,6 +5,7 @@ import {
   type Backend,
   type BackendInstance,
   type BackendRequest,
+  type InstanceHealth,
   type ModelConfig,
   type Tensor,
 } from '@tritium/core';
@@ -17,7 +18,8 @@ import {
  * Request parameters: `delay_ms` waits before answering; `hang` never answers; `fail` makes that request fail.
  * Model parameter `delay_ms` delays every execution. The model file (`model.test`)
  * may hold JSON: `{ "fail": "reason" }` fails loading, `{ "hang": true }` never finishes
- * loading, `{ "loadDelayMs": 50 }` takes that long to load, `{ "writeCache": true }` writes a file beside the model while loading (as
+ * loading, `{ "loadDelayMs": 50 }` takes that long to load, `{ "recoveringAtCreate": "reason" }` has each
+ * instance report itself recovering while it is created, `{ "writeCache": true }` writes a file beside the model while loading (as
  * backends that cache compiled models do), `{ "input": [...], "output": [...] }` serves
  * auto-complete.
  */
@@ -27,6 +29,10 @@ export interface TestBackendProbe {
   maxRunning: number;
   executions: number;
   instancesCreated: string[];
+  /** Each instance's health reporter, by instance name, so a test can report for it. */
+  health: Record<string, InstanceHealth>;
+  /** The instance each execution ran on, in order. */
+  ranOn: string[];
   instancesFinalized: string[];
   modelsFinalized: number;
   cancelledSeen: number;
@@ -63,10 +69,13 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
         description: `test backend (${behavior}), version ${context.version}`,
         async createInstance(instance) {
           probe.instancesCreated.push(instance.name);
+          probe.health[instance.name] = instance.health;
+          if (typeof spec.recoveringAtCreate === 'string') instance.health.recovering(spec.recoveringAtCreate);
           let running = 0;
           const created: BackendInstance = {
             async execute(requests) {
               probe.executions++;
+              probe.ranOn.push(instance.name);
               probe.running++;
               running++;
               probe.maxRunning = Math.max(probe.maxRunning, probe.running);
@@ -112,6 +121,8 @@ export function newProbe(): TestBackendProbe {
     maxRunning: 0,
     executions: 0,
     instancesCreated: [],
+    health: {},
+    ranOn: [],
     instancesFinalized: [],
     modelsFinalized: 0,
     cancelledSeen: 0,
