@@ -15,6 +15,8 @@ export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 20000,
+    // Suites that load many models start a worker thread (and onnxruntime in it) per session.
+    hookTimeout: 60000,
     pool: 'forks',
     reporters: ['default', './scripts/summary-reporter.ts'],
   },

@@ -13,10 +13,13 @@ export class InlineSession implements OnnxSession {
   private constructor(
     private readonly runtime: OrtRuntime,
     private readonly session: OrtSession,
+    readonly openMilliseconds: number,
   ) {}
 
   static async open(runtime: OrtRuntime, source: SessionSource, options: OrtSessionOptions): Promise<InlineSession> {
-    return new InlineSession(runtime, await runtime.createSession(source, options));
+    const start = performance.now();
+    const session = await runtime.createSession(source, options);
+    return new InlineSession(runtime, session, performance.now() - start);
   }
 
   get metadata(): SessionMetadata {

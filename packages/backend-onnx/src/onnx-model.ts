@@ -12,7 +12,7 @@ import type { Placement } from './session-options.js';
 import { sessionOptionsFor } from './session-options.js';
 import { SessionSlot } from './session-slot.js';
 import { signatureOf } from './signature.js';
-import { ThreadChoice } from './thread-choice.js';
+import { INLINE_BELOW_MICROSECONDS, ThreadChoice } from './thread-choice.js';
 import { validateConfigAgainstModel } from './validate.js';
 
 export interface OnnxModelOptions {
@@ -31,7 +31,8 @@ export interface OnnxModelOptions {
 export class OnnxModel implements BackendModel {
   readonly description: string;
   private readonly slots: SessionSlot[] = [];
-  private readonly shared = new Map<string, SessionSlot>();
+  /** Shared slots by placement, kept as promises so instances created at once share the first. */
+  private readonly shared = new Map<string, Promise<SessionSlot>>();
   private spare: { key: string; session: OnnxSession } | undefined;
 
   private constructor(
@@ -48,7 +49,7 @@ export class OnnxModel implements BackendModel {
     const parts = [loaded.runtime.label];
     if (fallbackReason) parts.push(`in place of onnxruntime-node (${fallbackReason})`);
     parts.push(share ? 'one session shared by all instances' : 'one session per instance');
-    parts.push(choice.requested === 'auto' ? 'worker threads until its run time is measured' : `${choice.requested} sessions`);
+    parts.push(choice.requested === 'auto' ? `auto: worker threads, inline if its runs measure under ${INLINE_BELOW_MICROSECONDS} µs` : `${choice.requested} sessions`);
     this.description = parts.join('; ');
   }
 
@@ -82,13 +83,18 @@ export class OnnxModel implements BackendModel {
   async createInstance(instance: InstanceContext): Promise<BackendInstance> {
     const placement: Placement = { kind: instance.kind, deviceId: instance.deviceId };
     const key = keyOf(placement);
-    let slot = this.share ? this.shared.get(key) : undefined;
+    let slot: Promise<SessionSlot> | undefined = this.share ? this.shared.get(key) : undefined;
     if (!slot) {
-      slot = await this.openSlot(placement, key);
-      if (this.share) this.shared.set(key, slot);
+      slot = this.openSlot(placement, key);
+      if (this.share) {
+        this.shared.set(key, slot);
+        // A failed open is reported to this instance, and retried by the next one.
+        slot.catch(() => this.shared.delete(key));
+      }
     }
-    slot.use(instance.health);
-    return new OnnxInstance(this.loaded, slot, !this.share);
+    const opened = await slot;
+    opened.use(instance.health);
+    return new OnnxInstance(this.loaded, opened, !this.share);
   }
 
   async finalize(): Promise<void> {

@@ -23,6 +23,8 @@ export type SessionThread = 'worker' | 'inline';
 export interface OnnxSession {
   readonly thread: SessionThread;
   readonly metadata: SessionMetadata;
+  /** How long creating the session took where it runs. */
+  readonly openMilliseconds: number;
   /** `transfer`: buffers of the feeds that belong to the backend (a gathered batch), which a worker may take over. */
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer?: readonly ArrayBuffer[]): Promise<RunResult>;
   /** Frees the session (a worker session ends its thread, giving its memory back). Later calls do nothing. */

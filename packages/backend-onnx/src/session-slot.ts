@@ -6,24 +6,29 @@ import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
  * The session an instance runs on (or that several instances share), kept alive:
  * when its worker thread dies, the instances using it are reported recovering, a
  * replacement is opened and they are restored (or failed, if it cannot be opened);
- * when the model's ThreadChoice moves the model inline, the slot moves at once, and
- * the old session is released when the runs already on it end.
+ * when the model's ThreadChoice moves the model inline, the slot moves, and the old
+ * session is released when the runs already on it end.
  */
 export class SessionSlot {
-  private runsOnWorker = 0;
-  private moving = false;
+  private current!: OnnxSession;
+  private stopWatching: () => void = () => {};
+  private runsOnCurrent = 0;
+  /** A move or replacement under way; release() waits for it. */
+  private opening: Promise<void> | undefined;
+  /** Set when a move failed: this slot stays where it is rather than retry on every run. */
+  private stayPut = false;
   private released = false;
   private readonly running = new Set<Promise<unknown>>();
   private readonly users: InstanceHealth[] = [];
 
   constructor(
-    private current: OnnxSession,
+    first: OnnxSession,
     private readonly open: (thread: SessionThread) => Promise<OnnxSession>,
     private readonly choice: ThreadChoice,
     /** Names the slot's model in warnings. */
     private readonly what: string,
   ) {
-    this.watch(current);
+    this.install(first);
   }
 
   get thread(): SessionThread {
@@ -42,62 +47,76 @@ export class SessionSlot {
       return result;
     });
     this.running.add(run);
-    void run.then(
-      () => this.running.delete(run),
-      () => this.running.delete(run),
-    );
+    const done = () => this.running.delete(run);
+    void run.then(done, done);
     return run;
   }
 
   /**
    * Releases the session now. The server calls this once the instance's executions
    * have returned, or when one outlived the exit timeout: then this is what ends it
-   * (a worker is terminated, its pending run fails UNAVAILABLE).
+   * (a worker is terminated, its pending run fails UNAVAILABLE). A session still being
+   * opened is waited for and released too.
    */
   async release(): Promise<void> {
     this.released = true;
+    this.stopWatching();
     await this.current.release();
+    await this.opening;
   }
 
   private measure(session: OnnxSession, result: RunResult): void {
-    if (session.thread === 'worker' && !this.choice.isDecided) {
-      // A session's first runs pay for warming up; they would skew the choice.
-      if (++this.runsOnWorker > WARMUP_RUNS) this.choice.record(result.runMicroseconds);
-    }
-    if (this.choice.thread !== this.current.thread && !this.moving && !this.released) void this.move();
+    if (session !== this.current || session.thread !== 'worker') return;
+    // A session's first runs pay for warming up; they would skew the choice.
+    if (!this.choice.isDecided && ++this.runsOnCurrent > WARMUP_RUNS) this.choice.record(result.runMicroseconds);
+    if (this.choice.thread !== session.thread && !this.opening && !this.stayPut && !this.released) this.track(() => this.move());
   }
 
   /** Opens a session where the choice says, switches to it, and releases the old one once its runs end. */
   private async move(): Promise<void> {
-    this.moving = true;
     try {
       const next = await this.open(this.choice.thread);
       if (this.released) return void (await next.release());
       const old = this.current;
-      this.current = next;
-      this.watch(next);
+      this.install(next);
       await Promise.allSettled([...this.running]);
       await old.release();
     } catch (error) {
       // The old session keeps serving.
+      this.stayPut = true;
       process.emitWarning(`${this.what}: could not move its session ${this.choice.thread}: ${error instanceof Error ? error.message : String(error)}`, 'TritiumWarning');
-    } finally {
-      this.moving = false;
     }
   }
 
-  private watch(session: OnnxSession): void {
-    session.onLost((reason) => void this.replace(reason));
+  /** Runs a move or replacement after any under way, so two never overlap; release() waits for the last. */
+  private track(work: () => Promise<void>): void {
+    const before = this.opening;
+    const run = (async () => {
+      await before;
+      await work();
+    })();
+    this.opening = run;
+    void run.finally(() => {
+      if (this.opening === run) this.opening = undefined;
+    });
   }
 
-  private async replace(reason: string): Promise<void> {
-    if (this.released) return;
+  private install(session: OnnxSession): void {
+    this.stopWatching();
+    this.current = session;
+    this.runsOnCurrent = 0;
+    if (session.thread === 'worker') this.choice.noteOpen(session.openMilliseconds);
+    this.stopWatching = session.onLost((reason) => this.track(() => this.replace(session, reason)));
+  }
+
+  private async replace(lost: OnnxSession, reason: string): Promise<void> {
+    // A move that ran first may have installed another session already.
+    if (this.released || lost !== this.current) return;
     for (const user of this.users) user.recovering(reason);
     try {
       const next = await this.open(this.choice.thread);
       if (this.released) return void (await next.release());
-      this.current = next;
-      this.watch(next);
+      this.install(next);
       for (const user of this.users) user.restored();
     } catch (error) {
       const why = `${reason}, and a replacement could not be opened: ${error instanceof Error ? error.message : String(error)}`;

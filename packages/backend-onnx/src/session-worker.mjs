@@ -1,8 +1,11 @@
 // One onnxruntime session on its own worker thread (see worker-session.ts, which
 // starts it). Plain JavaScript so that it runs unbuilt from src/ and as shipped in dist/.
 // workerData: { runtime: package name, model: path or bytes, options, externalData?, wasm? }.
-// Posts { type: 'ready', inputMetadata, outputMetadata } or { type: 'failed', message },
-// then answers each { id, feeds, fetches } with { id, outputs, micros } or { id, error }.
+// Posts { type: 'ready', inputMetadata, outputMetadata, openMilliseconds } or
+// { type: 'failed', message }, then answers each { id, feeds, fetches } with
+// { id, outputs, micros } or { id, error }, one run at a time (onnxruntime-web fails
+// on overlapping runs; onnxruntime-node's run blocks this thread anyway).
+// It repeats InlineSession.run's tensor building and timing: it must stay plain JavaScript.
 import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 
@@ -13,8 +16,9 @@ async function open() {
   const ort = module.InferenceSession ? module : module.default;
   if (wasm?.paths !== undefined) ort.env.wasm.wasmPaths = wasm.paths;
   if (wasm?.numThreads !== undefined) ort.env.wasm.numThreads = wasm.numThreads;
+  const start = performance.now();
   const session = await ort.InferenceSession.create(model, externalData ? { ...options, externalData } : options);
-  return { ort, session };
+  return { ort, session, openMilliseconds: performance.now() - start };
 }
 
 function messageOf(error) {
@@ -29,8 +33,8 @@ try {
 }
 
 if (opened) {
-  const { ort, session } = opened;
-  parentPort.on('message', async ({ id, feeds, fetches }) => {
+  const { ort, session, openMilliseconds } = opened;
+  async function run({ id, feeds, fetches }) {
     try {
       const tensors = {};
       for (const name in feeds) {
@@ -56,6 +60,13 @@ if (opened) {
     } catch (error) {
       parentPort.postMessage({ id, error: messageOf(error) });
     }
+  }
+  let queue = Promise.resolve();
+  parentPort.on('message', (request) => {
+    queue = queue.then(() => run(request));
   });
-  parentPort.postMessage({ type: 'ready', inputMetadata: session.inputMetadata, outputMetadata: session.outputMetadata });
+  parentPort.on('messageerror', (error) => {
+    throw new Error(`a request could not be read: ${messageOf(error)}`);
+  });
+  parentPort.postMessage({ type: 'ready', inputMetadata: session.inputMetadata, outputMetadata: session.outputMetadata, openMilliseconds });
 }

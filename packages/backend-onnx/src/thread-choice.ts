@@ -14,6 +14,13 @@ export const EXECUTION_THREAD_PARAMETER = 'execution_thread';
  */
 export const INLINE_BELOW_MICROSECONDS = 100;
 
+/**
+ * Longest session open (in the worker) that "auto" still repeats on the event loop when
+ * it moves a model inline: a model with fast runs but large weights stays on workers
+ * rather than freeze the loop while it loads there again.
+ */
+export const INLINE_OPEN_BELOW_MILLISECONDS = 20;
+
 /** Runs of each session left out before measuring: the first ones pay for warming up (JIT, allocations). */
 export const WARMUP_RUNS = 4;
 
@@ -23,11 +30,13 @@ export const MEASURED_RUNS = 16;
 /**
  * Where one model's sessions run. "worker" and "inline" are fixed; "auto" starts on
  * worker threads (so loading never blocks the event loop), measures the first runs,
- * and moves the model inline when their median is below INLINE_BELOW_MICROSECONDS.
- * It decides once: later runs are not measured.
+ * and moves the model inline when their median is below INLINE_BELOW_MICROSECONDS and
+ * its sessions opened within INLINE_OPEN_BELOW_MILLISECONDS. It decides once: later
+ * runs are not measured.
  */
 export class ThreadChoice {
   private readonly samples: number[] = [];
+  private longestOpen = 0;
   private decided: SessionThread | undefined;
 
   constructor(readonly requested: SessionThread | 'auto') {
@@ -50,14 +59,18 @@ export class ThreadChoice {
     return this.decided !== undefined;
   }
 
-  /** Records one measured worker run (after a session's warm-up); returns true when this sample made the decision. */
-  record(runMicroseconds: number): boolean {
-    if (this.decided) return false;
+  /** Notes how long a worker session took to open. */
+  noteOpen(milliseconds: number): void {
+    this.longestOpen = Math.max(this.longestOpen, milliseconds);
+  }
+
+  /** Records one measured worker run (after a session's warm-up); decides once enough are in. */
+  record(runMicroseconds: number): void {
+    if (this.decided) return;
     this.samples.push(runMicroseconds);
-    if (this.samples.length < MEASURED_RUNS) return false;
+    if (this.samples.length < MEASURED_RUNS) return;
     const sorted = this.samples.sort((a, b) => a - b);
     const median = sorted[sorted.length >> 1]!;
-    this.decided = median < INLINE_BELOW_MICROSECONDS ? 'inline' : 'worker';
-    return true;
+    this.decided = median < INLINE_BELOW_MICROSECONDS && this.longestOpen < INLINE_OPEN_BELOW_MILLISECONDS ? 'inline' : 'worker';
   }
 }

@@ -5,13 +5,36 @@ import type { OrtRuntime, OrtSessionOptions, SessionSource } from './runtime.js'
 
 const WORKER_SCRIPT = new URL('./session-worker.mjs', import.meta.url);
 
+/**
+ * Keeps the process alive while any run is pending, and only then: idle workers are
+ * unref'd. A timer's ref()/unref() is a flag, where a Worker's costs some 60 µs a call.
+ */
+const keepAlive = (() => {
+  let holders = 0;
+  const timer = setInterval(() => {}, 2 ** 30);
+  timer.unref();
+  return {
+    hold: () => {
+      if (holders++ === 0) timer.ref();
+    },
+    let: () => {
+      if (--holders === 0) timer.unref();
+    },
+  };
+})();
+
 interface PendingRun {
   readonly resolve: (result: RunResult) => void;
   readonly reject: (error: Error) => void;
 }
 
 type WorkerReply =
-  | { readonly type: 'ready'; readonly inputMetadata: SessionMetadata['inputMetadata']; readonly outputMetadata: SessionMetadata['outputMetadata'] }
+  | {
+      readonly type: 'ready';
+      readonly inputMetadata: SessionMetadata['inputMetadata'];
+      readonly outputMetadata: SessionMetadata['outputMetadata'];
+      readonly openMilliseconds: number;
+    }
   | { readonly type: 'failed'; readonly message: string }
   | { readonly id: number; readonly outputs: Record<string, TensorPayload>; readonly micros: number }
   | { readonly id: number; readonly error: string };
@@ -28,17 +51,20 @@ export class WorkerSession implements OnnxSession {
   private readonly pending = new Map<number, PendingRun>();
   private readonly lostListeners = new Set<(reason: string) => void>();
   private nextId = 0;
-  private released = false;
+  /** Why runs are refused now: released, or what happened to the thread. */
+  private ended: string | undefined;
 
   private constructor(
     private readonly worker: Worker,
     readonly metadata: SessionMetadata,
+    readonly openMilliseconds: number,
     private readonly what: string,
   ) {
     worker.on('message', (reply: WorkerReply) => this.settle(reply));
+    worker.on('messageerror', (error) => this.lose(`a reply from its worker thread could not be read: ${error.message}`));
     worker.on('error', (error) => this.lose(`its worker thread failed: ${error.message}`));
     worker.on('exit', (code) => this.lose(`its worker thread exited with code ${code}`));
-    // An idle session must not keep the process alive; a pending run does (see run()).
+    // An idle session must not keep the process alive; a pending run does (keepAlive).
     worker.unref();
   }
 
@@ -57,27 +83,35 @@ export class WorkerSession implements OnnxSession {
         void worker.terminate();
         reject(error);
       };
-      worker.once('error', fail);
-      worker.once('exit', (code) => fail(new Error(`the session's worker thread exited with code ${code} while loading`)));
+      // The thread dying is not the model's fault: UNAVAILABLE. onnxruntime refusing the model is classified by openSession.
+      const died = (reason: string) => fail(new InferenceError('UNAVAILABLE', `${what}: the session's worker thread ${reason} while loading`));
+      worker.once('error', (error) => died(`failed (${error.message})`));
+      worker.once('exit', (code) => died(`exited with code ${code}`));
       worker.once('message', (reply: WorkerReply) => {
-        if (!('type' in reply)) return fail(new Error(`unexpected first message from the session's worker thread`));
+        if (!('type' in reply)) return died('sent an unexpected first message');
         if (reply.type === 'failed') return fail(new Error(reply.message));
         settled = true;
-        resolve(new WorkerSession(worker, { inputMetadata: reply.inputMetadata, outputMetadata: reply.outputMetadata }, what));
+        const metadata = { inputMetadata: reply.inputMetadata, outputMetadata: reply.outputMetadata };
+        resolve(new WorkerSession(worker, metadata, reply.openMilliseconds, what));
       });
     });
   }
 
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer: readonly ArrayBuffer[] = []): Promise<RunResult> {
-    if (this.released) return Promise.reject(new InferenceError('UNAVAILABLE', `${this.what}: the session was released`));
+    if (this.ended) return Promise.reject(new InferenceError('UNAVAILABLE', `${this.what}: ${this.ended}`));
     const id = ++this.nextId;
     const handed = [...transfer];
     const sent: Record<string, TensorPayload> = {};
     for (const name in feeds) sent[name] = this.crossing(feeds[name]!, handed);
     return new Promise((resolve, reject) => {
-      if (this.pending.size === 0) this.worker.ref();
+      try {
+        this.worker.postMessage({ id, feeds: sent, fetches }, handed);
+      } catch (error) {
+        reject(new InferenceError('INTERNAL', `${this.what}: the inputs could not be sent to the session's worker thread: ${(error as Error).message}`));
+        return;
+      }
+      if (this.pending.size === 0) keepAlive.hold();
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, feeds: sent, fetches }, handed);
     });
   }
 
@@ -92,15 +126,16 @@ export class WorkerSession implements OnnxSession {
     const own = new Uint8Array(data.byteLength);
     own.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     handed.push(own.buffer);
-    const View = data.constructor as new (buffer: ArrayBuffer) => ArrayBufferView;
+    // By its typed-array class, not its constructor: a Node Buffer's would be the deprecated Buffer(arrayBuffer).
+    const View = (globalThis as unknown as Record<string, new (buffer: ArrayBuffer) => ArrayBufferView>)[(data as Uint8Array)[Symbol.toStringTag]]!;
     return { ...feed, data: new View(own.buffer) };
   }
 
   async release(): Promise<void> {
-    if (this.released) return;
-    this.released = true;
+    if (this.ended) return;
+    this.ended = 'the session was released';
     this.lostListeners.clear();
-    this.failPending(`${this.what}: the session was released`);
+    this.failPending(`${this.what}: ${this.ended}`);
     await this.worker.terminate();
   }
 
@@ -114,20 +149,23 @@ export class WorkerSession implements OnnxSession {
     const run = this.pending.get(reply.id);
     if (!run) return;
     this.pending.delete(reply.id);
-    if (this.pending.size === 0) this.worker.unref();
+    if (this.pending.size === 0) keepAlive.let();
     if ('error' in reply) run.reject(new Error(reply.error));
     else run.resolve({ outputs: reply.outputs, runMicroseconds: reply.micros });
   }
 
   private lose(reason: string): void {
-    if (this.released) return;
-    this.released = true;
+    if (this.ended) return;
+    this.ended = reason;
+    void this.worker.terminate();
     this.failPending(`${this.what}: ${reason}`);
     for (const listener of this.lostListeners) listener(reason);
     this.lostListeners.clear();
   }
 
   private failPending(message: string): void {
+    if (this.pending.size === 0) return;
+    keepAlive.let();
     for (const run of this.pending.values()) run.reject(new InferenceError('UNAVAILABLE', message));
     this.pending.clear();
   }

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { InferenceError, InferenceServer } from '@tritium/core';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { InferenceError, InferenceServer, normalizeModelConfig } from '@tritium/core';
 import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
@@ -127,6 +127,46 @@ describe('the thread choice', () => {
     );
     expect(refused?.code).toBe('INVALID_ARG');
     expect(refused?.message).toMatch(/parameter 'execution_thread' is 'gpu'/);
+  });
+});
+
+describe('sessions and inputs crossing', () => {
+  const repo = useTempRepository();
+
+  test('instances created at once share one session when asked to', async () => {
+    const backend = onnxBackend();
+    const files = await repo.current.addModel('shared3', 'tiny');
+    const config = normalizeModelConfig({
+      name: 'shared3',
+      backend: 'onnxruntime',
+      max_batch_size: 4,
+      input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [1] }],
+      output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [1] }],
+      parameters: { share_session_between_instances: { string_value: 'true' } },
+    });
+    const model = await backend.createModel({ ...files, name: 'shared3', config });
+    const instances = await Promise.all(range(3).map((i) => model.createInstance({ name: `shared3_${i}`, kind: 'KIND_CPU', health: new HealthLog() })));
+    expect((model as unknown as { slots: unknown[] }).slots).toHaveLength(1);
+    const outputs = await Promise.all(instances.map((instance, i) => instance.execute([request(tinyInput(i), [])])));
+    expect(outputs.map((result) => outputsOf(result)[0]!.OUTPUT0!.data)).toEqual(range(3).map((i) => new Float32Array([i + 1])));
+    await Promise.all(instances.map((instance) => instance.finalize?.()));
+    await model.finalize?.();
+  });
+
+  test("a caller's view into a larger buffer (a pooled Node Buffer) crosses as its own bytes, without warnings", async () => {
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const loaded = await loadDirect(onnxBackend(), repo.current, 'bytes_w', 'identity_uint8', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'worker' } } });
+    try {
+      const data = Buffer.from([7, 8, 9]);
+      expect(data.byteLength).toBeLessThan(data.buffer.byteLength);
+      const [out] = outputsOf(await loaded.instances[0]!.execute([request({ INPUT0: { datatype: 'UINT8', shape: [1, 3], data } }, [])]));
+      expect(Array.from(out!.OUTPUT0!.data as Uint8Array)).toEqual([7, 8, 9]);
+      expect(warnings).not.toHaveBeenCalled();
+    } finally {
+      warnings.mockRestore();
+      await loaded.instances[0]!.finalize?.();
+      await loaded.model.finalize?.();
+    }
   });
 });
 

@@ -38,7 +38,7 @@ export class InstancePool {
     if (this.health[index]!.state === 'healthy') this.free.push(runner);
   }
 
-  /** The scheduler's hook: called whenever an instance may have become available (or every one failed). */
+  /** The model's scheduler's hook (one scheduler per model version): called whenever an instance may have become available (or every one failed). */
   listen(onAvailable: () => void): void {
     this.onAvailable = onAvailable;
   }
@@ -76,6 +76,8 @@ export class InstancePool {
 
   private setHealth(index: number, health: Health): void {
     const was = this.health[index]!;
+    // Failed is for good, as InstanceHealth says: a later report cannot bring it back.
+    if (was.state === 'failed') return;
     this.health[index] = health;
     const runner = this.runners[index];
     if (!runner || this.busy.has(runner)) {
@@ -83,7 +85,7 @@ export class InstancePool {
       if (health.state === 'failed') this.onAvailable();
       return;
     }
-    if (was.state === 'healthy' && health.state !== 'healthy') this.free.splice(this.free.indexOf(runner), 1);
+    if (was.state === 'healthy' && health.state !== 'healthy') this.free.splice(this.free.indexOf(runner), 1); // idle and healthy: it is in `free`
     if (was.state !== 'healthy' && health.state === 'healthy') this.free.push(runner);
     this.onAvailable();
   }

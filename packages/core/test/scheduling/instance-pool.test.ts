@@ -95,7 +95,6 @@ describe('InstancePool', () => {
     health.restored();
     health.recovering('a');
     health.recovering('b');
-    health.failed('gone');
     health.restored();
     health.restored();
     const first = pool.acquire();
@@ -103,6 +102,16 @@ describe('InstancePool', () => {
     expect(first).toBeDefined();
     expect(second).toBeDefined();
     expect(first).not.toBe(second);
+    expect(pool.acquire()).toBeUndefined();
+  });
+
+  it('keeps a failed instance out for good: a later restored() does not bring it back', () => {
+    const { pool, attach } = model(2);
+    attach(0);
+    attach(1);
+    pool.reporter(0).failed('gone');
+    pool.reporter(0).restored();
+    expect(pool.acquire()).toBeDefined();
     expect(pool.acquire()).toBeUndefined();
   });
 
