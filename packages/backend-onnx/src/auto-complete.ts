@@ -1,5 +1,5 @@
 import { InferenceError, dataTypeToConfig } from '@tritium/core';
-import type { ConfigTensor, ConfigView } from './config.js';
+import type { ModelConfig, ModelInput, ModelOutput } from '@tritium/core';
 import type { ModelSignature, TensorSignature } from './signature.js';
 
 /** Triton's default for `--backend-config=onnxruntime,default-max-batch-size`. */
@@ -18,18 +18,18 @@ export const DEFAULT_MAX_BATCH_SIZE = 4;
  *   with `reshape { shape: [] }` when batching.
  */
 /** A config that lists inputs (or batch inputs) and outputs is used as written, as Triton does. */
-export function listsInputsAndOutputs(config: ConfigView): boolean {
+export function listsInputsAndOutputs(config: ModelConfig): boolean {
   return (config.input?.length ?? 0) + (config.batch_input?.length ?? 0) > 0 && (config.output?.length ?? 0) > 0;
 }
 
 export function autoCompleteFromSignature(
-  config: ConfigView,
+  config: ModelConfig,
   signature: ModelSignature,
   defaultMaxBatchSize: number = DEFAULT_MAX_BATCH_SIZE,
-): ConfigView {
+): ModelConfig {
   if (listsInputsAndOutputs(config)) return config;
 
-  const completed: ConfigView = { ...config };
+  const completed: ModelConfig = { ...config };
   const all = [...signature.inputs, ...signature.outputs];
   const canBatch = all.every((t) => t.dims.length > 0 && t.dims[0] === -1);
   const maxBatchSize = config.max_batch_size ?? 0;
@@ -53,9 +53,10 @@ export function autoCompleteFromSignature(
   return completed;
 }
 
-function configTensor(tensor: TensorSignature, batching: boolean): ConfigTensor {
+/** A tensor entry with the fields inputs and outputs share, so it serves as either. */
+function configTensor(tensor: TensorSignature, batching: boolean): ModelInput & ModelOutput {
   const dims = batching ? tensor.dims.slice(1) : [...tensor.dims];
-  const result: ConfigTensor = { name: tensor.name, data_type: dataTypeToConfig(tensor.datatype), dims };
+  const result: ModelInput & ModelOutput = { name: tensor.name, data_type: dataTypeToConfig(tensor.datatype), dims };
   if (dims.length === 0) {
     result.dims = [1];
     // An empty reshape without batching would describe a scalar config tensor, which is invalid.

@@ -1,8 +1,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core';
 import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature, listsInputsAndOutputs } from './auto-complete.js';
-import { modelConfigOf, parameter, invalidParameter, viewOf } from './config.js';
-import type { ConfigView } from './config.js';
+import { parameter, invalidParameter } from './config.js';
 import { resolveModelFile } from './model-file.js';
 import { OnnxModel } from './onnx-model.js';
 import { RuntimeLoader } from './runtime.js';
@@ -49,7 +48,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
   const defaultMaxBatchSize = options.defaultMaxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
   const shareSessions = options.shareSessionsBetweenInstances ?? false;
 
-  const runtimeFor = (config: ConfigView) => loader.select(requestedRuntime(config, defaultRuntime));
+  const runtimeFor = (config: ModelConfig) => loader.select(requestedRuntime(config, defaultRuntime));
 
   return {
     name: 'onnxruntime',
@@ -57,28 +56,27 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
     defaultModelFilename: 'model.onnx',
 
     async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
-      const view = viewOf(config);
-      if (listsInputsAndOutputs(view)) return config;
-      const name = view.name ?? files.modelDirectory;
-      const { runtime } = await runtimeFor(view);
+      if (listsInputsAndOutputs(config)) return config;
+      const name = config.name ?? files.modelDirectory;
+      const { runtime } = await runtimeFor(config);
       const modelFile = await resolveModelFile(files.modelPath, name);
       // Only the signature is needed: skip graph optimizations to open it quickly,
       // off the event loop unless the model is set to run inline.
       const options = { graphOptimizationLevel: 'disabled', executionProviders: [runtime.cpuProvider], logSeverityLevel: 3 } as const;
-      const session = await openSession({ runtime, modelFile, options, modelName: name }, ThreadChoice.fromConfig(view).thread);
-      let completed: ConfigView;
+      const session = await openSession({ runtime, modelFile, options, modelName: name }, ThreadChoice.fromConfig(config).thread);
+      let completed: ModelConfig;
       try {
-        completed = autoCompleteFromSignature(view, signatureOf(session.metadata, name), defaultMaxBatchSize);
+        completed = autoCompleteFromSignature(config, signatureOf(session.metadata, name), defaultMaxBatchSize);
       } finally {
         await session.release();
       }
       if (!completed.platform && (!completed.backend || completed.backend === 'onnxruntime')) completed = { ...completed, platform: 'onnxruntime_onnx' };
       if (!completed.backend) completed = { ...completed, backend: 'onnxruntime' };
-      return modelConfigOf(completed);
+      return completed;
     },
 
     async createModel(context: ModelContext): Promise<BackendModel> {
-      const selected = await runtimeFor(viewOf(context.config));
+      const selected = await runtimeFor(context.config);
       return OnnxModel.load(context, selected, { shareSessions, workerLimits: options.workerResourceLimits });
     },
   };
@@ -87,7 +85,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
 /** Official backends are loaded by importing the package and calling `createBackend()`. */
 export const createBackend = onnxBackend;
 
-function requestedRuntime(config: ConfigView, fallback: RuntimeKind | 'auto'): RuntimeKind | 'auto' {
+function requestedRuntime(config: ModelConfig, fallback: RuntimeKind | 'auto'): RuntimeKind | 'auto' {
   const value = parameter(config, RUNTIME_PARAMETER);
   if (value === undefined || value.trim() === '') return fallback;
   const v = value.trim().toLowerCase();

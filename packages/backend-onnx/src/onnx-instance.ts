@@ -9,7 +9,7 @@ import {
   shapeToString,
 } from '@tritium/core';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core';
-import type { ConfigTensor, ConfigView } from './config.js';
+import type { NormalizedModelConfig, NormalizedModelInput, NormalizedModelOutput } from '@tritium/core';
 import { controlInputNames } from './config.js';
 import type { SessionThread, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime } from './runtime.js';
@@ -19,7 +19,7 @@ import { decodeStrings, fromOrtTensor, toPayload } from './tensors.js';
 /** What a model's instances share: its config, its runtime, and what was learnt from the model at load. */
 export interface LoadedModel {
   readonly name: string;
-  readonly config: ConfigView;
+  readonly config: NormalizedModelConfig;
   readonly runtime: OrtRuntime;
   /** Outputs that are scalars (rank 0) in the model: answered in the config's dims, as Triton does. */
   readonly scalarOutputs: ReadonlySet<string>;
@@ -30,8 +30,8 @@ type DecodedStrings = Map<Tensor, string[]>;
 
 /** What an output needs per run, worked out once: its config, expected datatype, and name for messages. */
 interface OutputPlan {
-  readonly config: ConfigTensor;
-  readonly datatype: DataType | undefined;
+  readonly config: NormalizedModelOutput;
+  readonly datatype: DataType;
   readonly label: string;
 }
 
@@ -43,7 +43,7 @@ interface OutputPlan {
  */
 export class OnnxInstance implements BackendInstance {
   private readonly batching: boolean;
-  private readonly inputs: readonly ConfigTensor[];
+  private readonly inputs: readonly NormalizedModelInput[];
   private readonly controls: readonly string[];
   private readonly outputs: ReadonlyMap<string, OutputPlan>;
   private readonly allOutputs: readonly string[];
@@ -59,13 +59,13 @@ export class OnnxInstance implements BackendInstance {
     private readonly ownsSession: boolean,
   ) {
     const { config } = model;
-    this.batching = (config.max_batch_size ?? 0) > 0;
-    this.inputs = config.input ?? [];
+    this.batching = config.max_batch_size > 0;
+    this.inputs = config.input;
     this.controls = controlInputNames(config);
     this.outputs = new Map(
-      (config.output ?? []).map((o) => [
+      config.output.map((o) => [
         o.name,
-        { config: o, datatype: o.data_type ? dataTypeFromConfig(o.data_type) : undefined, label: `model '${model.name}' output '${o.name}'` },
+        { config: o, datatype: dataTypeFromConfig(o.data_type), label: `model '${model.name}' output '${o.name}'` },
       ]),
     );
     this.allOutputs = [...this.outputs.keys()];
@@ -199,7 +199,7 @@ export class OnnxInstance implements BackendInstance {
     const tensor = fromOrtTensor(value, datatype, what);
     if (this.model.scalarOutputs.has(name)) {
       // A scalar in the model is answered in the config's dims, as Triton does.
-      tensor.shape = [...(this.batching ? [batchSize] : []), ...(config.dims ?? [])];
+      tensor.shape = [...(this.batching ? [batchSize] : []), ...config.dims];
       if (elementCount(tensor.shape) !== tensor.data.length) {
         throw new InferenceError('INTERNAL', `${what}: the model returned a scalar, which cannot fill the configuration's shape ${shapeToString(tensor.shape)}`);
       }
@@ -211,7 +211,7 @@ export class OnnxInstance implements BackendInstance {
         `${what}: the model returned shape ${shapeToString(tensor.shape)}, whose first dimension should be the batch size ${batchSize}`,
       );
     }
-    if (config.reshape) tensor.shape = this.inConfigDims(tensor.shape, config.reshape.shape ?? [], config.dims ?? [], what);
+    if (config.reshape) tensor.shape = this.inConfigDims(tensor.shape, config.reshape.shape, config.dims, what);
     return tensor;
   }
 

@@ -1,7 +1,6 @@
 import type { ResourceLimits } from 'node:worker_threads';
-import type { BackendInstance, BackendModel, InstanceContext, ModelContext } from '@tritium/core';
-import type { ConfigView } from './config.js';
-import { booleanParameter, viewOf } from './config.js';
+import type { BackendInstance, BackendModel, InstanceContext, ModelContext, NormalizedModelConfig } from '@tritium/core';
+import { booleanParameter } from './config.js';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
 import type { LoadedModel } from './onnx-instance.js';
@@ -54,7 +53,7 @@ export class OnnxModel implements BackendModel {
   }
 
   static async load(context: ModelContext, selected: SelectedRuntime, options: OnnxModelOptions): Promise<OnnxModel> {
-    const config = viewOf(context.config);
+    const { config } = context;
     const { runtime } = selected;
     const share = booleanParameter(config, 'share_session_between_instances', options.shareSessions);
     const choice = ThreadChoice.fromConfig(config);
@@ -122,20 +121,20 @@ export class OnnxModel implements BackendModel {
 }
 
 /** How many sessions of a model run on the CPU at once when each instance has its own: its CPU instances. */
-function cpuInstanceCount(config: ConfigView): number {
+function cpuInstanceCount(config: NormalizedModelConfig): number {
   let count = 0;
-  for (const group of config.instance_group ?? []) if (group.kind !== 'KIND_GPU') count += group.count ?? 1;
+  for (const group of config.instance_group) if (group.kind !== 'KIND_GPU') count += group.count;
   return Math.max(1, count);
 }
 
 /** The distinct placements the config's instance groups ask for; CPU when there are none. */
-function placementsOf(config: ConfigView): Placement[] {
+function placementsOf(config: NormalizedModelConfig): Placement[] {
   const placements: Placement[] = [];
   const seen = new Set<string>();
-  for (const group of config.instance_group ?? []) {
-    const devices = group.kind === 'KIND_GPU' ? (group.gpus?.length ? group.gpus : [0]) : [undefined];
+  for (const group of config.instance_group) {
+    const devices = group.kind === 'KIND_GPU' ? (group.gpus.length > 0 ? group.gpus : [0]) : [undefined];
     for (const deviceId of devices) {
-      const placement: Placement = { kind: group.kind ?? 'KIND_CPU', deviceId };
+      const placement: Placement = { kind: group.kind, deviceId };
       const key = keyOf(placement);
       if (!seen.has(key)) {
         seen.add(key);

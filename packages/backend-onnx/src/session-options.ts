@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { InferenceError } from '@tritium/core';
-import type { ConfigView, ExecutionAccelerator } from './config.js';
+import type { NormalizedModelConfig } from '@tritium/core';
 import { booleanParameter, integerParameter, invalidParameter, parameter } from './config.js';
 import type { OrtRuntime, OrtSessionOptions } from './runtime.js';
 
@@ -29,7 +29,7 @@ const CPU_ACCELERATORS = new Set(['openvino']);
  * - `optimization { execution_accelerators }` as execution providers, GPU ones for GPU
  *   instances only (as Triton), refused when the runtime lacks them.
  */
-export function sessionOptionsFor(config: ConfigView, runtime: OrtRuntime, placement: Placement, cpuSessions: number): OrtSessionOptions {
+export function sessionOptionsFor(config: NormalizedModelConfig, runtime: OrtRuntime, placement: Placement, cpuSessions: number): OrtSessionOptions {
   const options: {
     -readonly [K in keyof OrtSessionOptions]: OrtSessionOptions[K];
   } = {
@@ -70,14 +70,14 @@ export function graphLevel(level: number | undefined): NonNullable<OrtSessionOpt
   }
 }
 
-function executionMode(config: ConfigView): 'sequential' | 'parallel' {
+function executionMode(config: NormalizedModelConfig): 'sequential' | 'parallel' {
   const mode = integerParameter(config, 'execution_mode') ?? 0;
   if (mode === 0) return 'sequential';
   if (mode === 1) return 'parallel';
   throw invalidParameter(config, 'execution_mode', String(mode), '0 (sequential) or 1 (parallel)');
 }
 
-function threadCount(config: ConfigView, key: string): number | undefined {
+function threadCount(config: NormalizedModelConfig, key: string): number | undefined {
   const count = integerParameter(config, key);
   if (count === undefined || count === 0) return undefined;
   if (count < 0) throw invalidParameter(config, key, String(count), 'a thread count >= 0 (0: onnxruntime picks)');
@@ -85,9 +85,9 @@ function threadCount(config: ConfigView, key: string): number | undefined {
 }
 
 /** `session.a.b` parameters become `extra: { session: { 'a.b': value } }`, i.e. the config entry `session.a.b`. */
-function sessionConfigEntries(config: ConfigView): Record<string, Record<string, string>> | undefined {
+function sessionConfigEntries(config: NormalizedModelConfig): Record<string, Record<string, string>> | undefined {
   const session: Record<string, string> = {};
-  for (const key of Object.keys(config.parameters ?? {})) {
+  for (const key of Object.keys(config.parameters)) {
     if (!key.startsWith('session.')) continue;
     session[key.slice('session.'.length)] = parameter(config, key) ?? '';
   }
@@ -95,16 +95,16 @@ function sessionConfigEntries(config: ConfigView): Record<string, Record<string,
 }
 
 /** The execution providers a session asks for, best first, the CPU one last. */
-export function executionProviders(config: ConfigView, runtime: OrtRuntime, placement: Placement): Array<string | { name: string; deviceId?: number }> {
+export function executionProviders(config: NormalizedModelConfig, runtime: OrtRuntime, placement: Placement): Array<string | { name: string; deviceId?: number }> {
   const accelerators = config.optimization?.execution_accelerators;
   const providers: Array<string | { name: string; deviceId?: number }> = [];
-  const modelName = config.name ?? '?';
+  const modelName = config.name;
 
   for (const ea of accelerators?.gpu_execution_accelerator ?? []) {
-    if (!GPU_ACCELERATORS.has(ea.name)) throw unknownAccelerator(modelName, ea, 'gpu_execution_accelerator');
+    if (!GPU_ACCELERATORS.has(ea.name)) throw unknownAccelerator(modelName, ea.name, 'gpu_execution_accelerator');
   }
   for (const ea of accelerators?.cpu_execution_accelerator ?? []) {
-    if (!CPU_ACCELERATORS.has(ea.name)) throw unknownAccelerator(modelName, ea, 'cpu_execution_accelerator');
+    if (!CPU_ACCELERATORS.has(ea.name)) throw unknownAccelerator(modelName, ea.name, 'cpu_execution_accelerator');
   }
 
   if (placement.kind === 'KIND_GPU') {
@@ -131,11 +131,11 @@ function requireProvider(runtime: OrtRuntime, name: string, modelName: string): 
   }
 }
 
-function unknownAccelerator(modelName: string, ea: ExecutionAccelerator, section: string): InferenceError {
+function unknownAccelerator(modelName: string, name: string, section: string): InferenceError {
   const known = section === 'gpu_execution_accelerator' ? [...GPU_ACCELERATORS] : [...CPU_ACCELERATORS];
   return new InferenceError(
     'INVALID_ARG',
-    `model '${modelName}': unknown execution accelerator '${ea.name}' is requested in ${section}, the ONNX backend knows ${known.map((k) => `'${k}'`).join(', ')}`,
+    `model '${modelName}': unknown execution accelerator '${name}' is requested in ${section}, the ONNX backend knows ${known.map((k) => `'${k}'`).join(', ')}`,
   );
 }
 

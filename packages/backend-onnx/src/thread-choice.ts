@@ -1,4 +1,5 @@
-import { invalidParameter, parameter, type ConfigView } from './config.js';
+import type { ModelConfig } from '@tritium/core';
+import { invalidParameter, parameter } from './config.js';
 import type { SessionThread } from './onnx-session.js';
 
 /** The model parameter that places a model's sessions: "auto" (default), "worker" or "inline". */
@@ -43,7 +44,7 @@ export class ThreadChoice {
     if (requested !== 'auto') this.decided = requested;
   }
 
-  static fromConfig(config: ConfigView): ThreadChoice {
+  static fromConfig(config: ModelConfig): ThreadChoice {
     const value = parameter(config, EXECUTION_THREAD_PARAMETER)?.trim().toLowerCase();
     if (value === undefined || value === '' || value === 'auto') return new ThreadChoice('auto');
     if (value === 'worker' || value === 'inline') return new ThreadChoice(value);

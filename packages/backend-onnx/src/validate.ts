@@ -1,5 +1,5 @@
 import { InferenceError, dataTypeFromConfig, dataTypeToConfig, shapeToString } from '@tritium/core';
-import type { ConfigTensor, ConfigView } from './config.js';
+import type { NormalizedModelConfig, NormalizedModelInput, NormalizedModelOutput } from '@tritium/core';
 import { controlInputNames, modelSideDims } from './config.js';
 import type { ModelSignature, TensorSignature } from './signature.js';
 
@@ -12,10 +12,10 @@ import type { ModelSignature, TensorSignature } from './signature.js';
  * model's dimension is variable (-1); an output's must equal the model's exactly, -1
  * included (Triton's compare_exact). Errors name both sides.
  */
-export function validateConfigAgainstModel(config: ConfigView, signature: ModelSignature): void {
-  const model = `unable to load model '${config.name ?? '?'}'`;
+export function validateConfigAgainstModel(config: NormalizedModelConfig, signature: ModelSignature): void {
+  const model = `unable to load model '${config.name}'`;
   unsupportedFeatures(model, config);
-  const inputs = config.input ?? [];
+  const inputs = config.input;
   const controls = controlInputNames(config);
   const required = inputs.filter((t) => !t.optional).length + controls.length;
   if (required !== signature.inputs.length) {
@@ -30,20 +30,20 @@ export function validateConfigAgainstModel(config: ConfigView, signature: ModelS
       throw new InferenceError('INVALID_ARG', `${model}, sequence control input '${name}' is not in the model, whose inputs are: ${names(signature.inputs)}`);
     }
   }
-  const maxBatchSize = config.max_batch_size ?? 0;
+  const maxBatchSize = config.max_batch_size;
   for (const tensor of inputs) {
     if (tensor.optional && maxBatchSize !== 0) {
       throw new InferenceError('INVALID_ARG', `${model}, optional input '${tensor.name}' is not supported for models that support batching`);
     }
     checkTensor(model, 'input', tensor, signature.inputs, maxBatchSize);
   }
-  for (const tensor of config.output ?? []) checkTensor(model, 'output', tensor, signature.outputs, maxBatchSize);
+  for (const tensor of config.output) checkTensor(model, 'output', tensor, signature.outputs, maxBatchSize);
 }
 
 function checkTensor(
   model: string,
   role: 'input' | 'output',
-  tensor: ConfigTensor,
+  tensor: NormalizedModelInput | NormalizedModelOutput,
   available: readonly TensorSignature[],
   maxBatchSize: number,
 ): void {
@@ -58,7 +58,7 @@ function checkTensor(
       `${model}, configuration ${role} '${tensor.name}' is not in the model, whose ${role}s are: ${names(available)}${initializerNote}`,
     );
   }
-  const configType = tensor.data_type ?? 'TYPE_INVALID';
+  const configType = tensor.data_type;
   let datatype;
   try {
     datatype = dataTypeFromConfig(configType);
@@ -108,11 +108,11 @@ function checkTensor(
 }
 
 /** Config features whose tensors this backend would have to make itself, which it does not (yet). */
-function unsupportedFeatures(model: string, config: ConfigView): void {
+function unsupportedFeatures(model: string, config: NormalizedModelConfig): void {
   const features: string[] = [];
-  if ((config.batch_input?.length ?? 0) > 0) features.push('batch_input');
-  if ((config.batch_output?.length ?? 0) > 0) features.push('batch_output');
-  if ((config.sequence_batching?.state?.length ?? 0) > 0) features.push('sequence_batching.state (implicit state)');
+  if (config.batch_input.length > 0) features.push('batch_input');
+  if (config.batch_output.length > 0) features.push('batch_output');
+  if ((config.sequence_batching?.state.length ?? 0) > 0) features.push('sequence_batching.state (implicit state)');
   if (features.length > 0) {
     throw new InferenceError('UNSUPPORTED', `${model}, the ONNX backend does not support ${features.join(', ')} yet`);
   }
