@@ -42,6 +42,8 @@ export class SessionSlot {
 
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer?: readonly ArrayBuffer[]): Promise<RunResult> {
     const session = this.current;
+    // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
+    if (this.choice.isDecided && (this.choice.thread === session.thread || this.stayPut)) return session.run(feeds, fetches, transfer);
     const run = session.run(feeds, fetches, transfer).then((result) => {
       this.measure(session, result);
       return result;

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { BackendRegistry } from './backend/registry.js';
 import type { NormalizedModelConfig } from './config/schema.js';
+import { requestShape } from './config/request-shape.js';
 import { InferenceError } from './errors.js';
 import { byNameThenVersion, ModelManager } from './model/model-manager.js';
 import { requestedVersion } from './model/request-validator.js';
@@ -9,7 +10,7 @@ import type { ModelStatistics } from './observability/statistics.js';
 import { ModelChangeTracker } from './repository/model-change-tracker.js';
 import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
 import { RepositoryPoller } from './repository/repository-poller.js';
-import { MAX_TIMER_MS, type InferenceRequest } from './scheduling/inference-request.js';
+import type { InferenceRequest } from './scheduling/inference-request.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
 import { dataTypeFromConfig } from './tensor/datatype.js';
 import type {
@@ -163,11 +164,10 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   async modelMetadata(name: string, version?: number): Promise<ModelMetadata> {
     const served = this.manager.serving(name, version);
     const config = served.context.config;
-    const batch = (config.max_batch_size ?? 0) > 0 ? [-1] : [];
     const describe = (t: { name?: string; data_type?: string; dims?: readonly number[] }): TensorMetadata => ({
       name: t.name!,
       datatype: dataTypeFromConfig(t.data_type!),
-      shape: [...batch, ...(t.dims ?? []).map(Number)],
+      shape: requestShape(config, t),
     });
     return {
       name,
@@ -306,6 +306,9 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     return this.manager.refuse(name, reason);
   }
 }
+
+/** The longest delay setTimeout honours; past it, a timer fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Timer lengths must be finite and fit setTimeout (which fires at once past 2^31-1 ms). */
 function checkDuration(field: string, value: number | undefined): void {

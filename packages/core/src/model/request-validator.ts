@@ -1,3 +1,4 @@
+import { requestShape } from '../config/request-shape.js';
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { RequestParameters, SequenceOptions, ValidatedRequest } from '../scheduling/inference-request.js';
@@ -32,10 +33,9 @@ export class RequestValidator {
   constructor(private readonly config: ModelConfig) {
     this.maxBatchSize = config.max_batch_size ?? 0;
     for (const input of config.input ?? []) {
-      const dims = (input.dims ?? []).map(Number);
       this.inputs.set(input.name!, {
         datatype: dataTypeFromConfig(input.data_type!),
-        expectedShape: this.maxBatchSize > 0 ? [-1, ...dims] : dims,
+        expectedShape: requestShape(config, input),
         reshape: input.reshape ? (input.reshape.shape ?? []).map(Number) : undefined,
         optional: input.optional ?? false,
       });

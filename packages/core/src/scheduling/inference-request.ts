@@ -6,9 +6,6 @@ import { onAbort } from './abort-watch.js';
 import type { ModelOutputs } from './model-outputs.js';
 import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
 
-/** The longest delay setTimeout honours; past it, a timer fires at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 export type RequestParameters = Readonly<Record<string, string | number | boolean>>;
 
 export interface SequenceOptions {

@@ -1,3 +1,4 @@
+import { requestShape } from '../config/request-shape.js';
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
@@ -6,7 +7,7 @@ import type { Tensor } from '../tensor/tensor.js';
 
 interface OutputSpec {
   readonly datatype: DataType;
-  /** dims, after a -1 batch dimension for a batching model. */
+  /** requestShape(): dims, after a -1 batch dimension for a batching model. */
   readonly shape: readonly number[];
 }
 
@@ -21,10 +22,8 @@ export class ModelOutputs {
   private readonly warned = new Set<string>();
 
   constructor(private readonly config: ModelConfig) {
-    const batch = (config.max_batch_size ?? 0) > 0 ? [-1] : [];
     for (const output of config.output ?? []) {
-      const dims = (output.dims ?? []).map(Number);
-      this.specs.set(output.name!, { datatype: dataTypeFromConfig(output.data_type!), shape: [...batch, ...dims] });
+      this.specs.set(output.name!, { datatype: dataTypeFromConfig(output.data_type!), shape: requestShape(config, output) });
     }
   }
 
