@@ -1,0 +1,1 @@
+export { systemClock, type Clock } from './clock.js';
