@@ -1,1 +1,4 @@
 export { systemClock, type Clock } from './clock.js';
+export { DynamicBatcher, type BatchItem, type DynamicBatcherOptions } from './dynamic-batcher.js';
+export type { EnqueueResult } from './priority-queue.js';
+export type { QueuePolicy } from './queue-policy.js';

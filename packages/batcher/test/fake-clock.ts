@@ -1,0 +1,14 @@
+import type { Clock } from '../src/clock.js';
+
+/** A clock that moves only when a test says so (µs). */
+export class FakeClock implements Clock {
+  constructor(private time = 1_000_000) {}
+
+  now(): number {
+    return this.time;
+  }
+
+  advance(microseconds: number): void {
+    this.time += microseconds;
+  }
+}
