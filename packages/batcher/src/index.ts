@@ -2,3 +2,10 @@ export { systemClock, type Clock } from './clock.js';
 export { DynamicBatcher, type BatchItem, type DynamicBatcherOptions } from './dynamic-batcher.js';
 export type { EnqueueResult } from './priority-queue.js';
 export type { QueuePolicy } from './queue-policy.js';
+export {
+  SequenceBatcher,
+  type SequenceBatch,
+  type SequenceBatcherOptions,
+  type SequenceEnqueueResult,
+  type SequenceItem,
+} from './sequence-batcher.js';

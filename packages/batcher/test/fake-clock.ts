@@ -1,8 +1,8 @@
 import type { Clock } from '../src/clock.js';
 
-/** A clock that moves only when a test says so (µs). */
+/** A clock that moves only when a test says so (microseconds). */
 export class FakeClock implements Clock {
-  constructor(private time = 1_000_000) {}
+  constructor(private time = 0) {}
 
   now(): number {
     return this.time;

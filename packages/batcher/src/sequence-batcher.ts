@@ -1,0 +1,232 @@
+import type { BatchChoice } from './batch-choice.js';
+import { systemClock, type Clock } from './clock.js';
+import { chooseDirectBatch } from './direct-batch.js';
+import { IdleSequences } from './idle-sequences.js';
+import { chooseOldestBatch } from './oldest-batch.js';
+import { Sequence, type SequenceItem } from './sequence.js';
+import { SequenceSlots } from './sequence-slots.js';
+
+export type { SequenceItem } from './sequence.js';
+
+export interface SequenceBatcherOptions {
+  readonly strategy: 'direct' | 'oldest';
+  readonly instances: number;
+  /** direct: max(1, max_batch_size); oldest: max_candidate_sequences */
+  readonly slotsPerInstance: number;
+  /** >= 1 */
+  readonly maxBatchSize: number;
+  /** oldest only */
+  readonly preferredBatchSizes: readonly number[];
+  readonly maxQueueDelayMicroseconds: number;
+  /** direct only, in [0, 1] */
+  readonly minimumSlotUtilization: number;
+  /** taken as given: the adapter applies Triton's default (1 s) when the config says 0 */
+  readonly maxSequenceIdleMicroseconds: number;
+}
+
+export type SequenceEnqueueResult =
+  | { readonly accepted: true; readonly restarted: boolean }
+  | { readonly accepted: false; readonly reason: 'not-started' | 'draining' };
+
+/** A batch for one instance. direct: items[k] is slot k's item or null; oldest: no nulls. */
+export interface SequenceBatch<T> {
+  readonly instance: number;
+  readonly items: readonly (T | null)[];
+}
+
+/**
+ * Triton's sequence batcher: each live sequence holds a slot on an instance (or waits in the
+ * backlog for one), runs one item at a time, and gives its slot up when its END item completes
+ * or when it has been idle too long. Pure: time comes from `clock`, the adapter runs batches.
+ */
+export class SequenceBatcher<T extends SequenceItem> {
+  /** One sequence per key: a START after an END queues behind it rather than running beside it. */
+  private readonly sequences = new Map<string, Sequence<T>>();
+  /** The sequence of each queued or running item. */
+  private readonly owners = new Map<T, Sequence<T>>();
+  private readonly slots: SequenceSlots<Sequence<T>>;
+  /** Sequences waiting for a slot; a Set keeps arrival order and deletes in O(1). */
+  private readonly backlog = new Set<Sequence<T>>();
+  private readonly idle: IdleSequences<Sequence<T>>;
+  /** Per instance, when its last nextBatch chose to wait for the delay. */
+  private readonly waitUntil: (number | undefined)[];
+  private released: string[] = [];
+  private queuedCount = 0;
+  private draining = false;
+
+  constructor(
+    private readonly options: SequenceBatcherOptions,
+    private readonly clock: Clock = systemClock,
+  ) {
+    const { instances, slotsPerInstance, maxBatchSize, minimumSlotUtilization } = options;
+    if (!(instances >= 1 && slotsPerInstance >= 1 && maxBatchSize >= 1)) {
+      throw new RangeError('instances, slotsPerInstance and maxBatchSize must be at least 1');
+    }
+    if (!(minimumSlotUtilization >= 0 && minimumSlotUtilization <= 1)) {
+      throw new RangeError('minimumSlotUtilization must be in [0, 1]');
+    }
+    this.slots = new SequenceSlots(instances, slotsPerInstance);
+    this.idle = new IdleSequences(options.maxSequenceIdleMicroseconds);
+    this.waitUntil = new Array<number | undefined>(instances).fill(undefined);
+  }
+
+  enqueue(item: T): SequenceEnqueueResult {
+    this.releaseIdle();
+    let sequence = this.sequences.get(item.sequenceKey);
+    if (item.start) {
+      if (this.draining) return { accepted: false, reason: 'draining' };
+      // A START while the sequence is still open ends it early (Triton warns and goes on).
+      const restarted = sequence?.open ?? false;
+      if (!sequence) {
+        sequence = new Sequence<T>(item.sequenceKey);
+        this.sequences.set(item.sequenceKey, sequence);
+        this.seat(sequence);
+      }
+      this.push(sequence, item);
+      return { accepted: true, restarted };
+    }
+    if (!sequence?.open) return { accepted: false, reason: 'not-started' };
+    this.push(sequence, item);
+    return { accepted: true, restarted: false };
+  }
+
+  nextBatch(instance: number): SequenceBatch<T> | undefined {
+    this.releaseIdle();
+    const choice = this.choose(instance);
+    this.waitUntil[instance] = choice && 'waitUntil' in choice ? choice.waitUntil : undefined;
+    if (!choice || 'waitUntil' in choice) return undefined;
+    const items = choice.take.map((sequence) => (sequence ? this.dispatch(sequence) : null));
+    return { instance, items };
+  }
+
+  completed(batch: SequenceBatch<T>): void {
+    const now = this.clock.now();
+    for (const item of batch.items) {
+      if (item === null) continue;
+      const sequence = this.owners.get(item);
+      if (!sequence?.isRunning(item)) throw new Error(`completed: item of sequence '${item.sequenceKey}' is not running`);
+      this.owners.delete(item);
+      sequence.complete(now);
+      if (item.end) this.endStep(sequence);
+      else if (sequence.idle) this.idle.markIdle(sequence, now);
+    }
+  }
+
+  remove(item: T): boolean {
+    const sequence = this.owners.get(item);
+    if (!sequence?.remove(item)) return false;
+    this.owners.delete(item);
+    this.queuedCount--;
+    // The caller's cancel counts as activity: the idle clock starts now.
+    if (sequence.idle) this.idle.markIdle(sequence, this.clock.now());
+    return true;
+  }
+
+  takeReleased(): string[] {
+    this.releaseIdle();
+    const released = this.released;
+    this.released = [];
+    return released;
+  }
+
+  /**
+   * When nextBatch or takeReleased may give something new: the next idle deadline, or the delay
+   * deadline an instance's last nextBatch chose to wait for (an instance that is busy has none).
+   */
+  wakeAt(): number | undefined {
+    if (this.released.length > 0) return this.clock.now();
+    let earliest = this.idle.nextDeadline();
+    for (const at of this.waitUntil) {
+      if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
+    }
+    return earliest;
+  }
+
+  /** The server is stopping: no new sequences, live ones finish, nothing waits for a delay. */
+  drain(): void {
+    this.draining = true;
+  }
+
+  get liveSequences(): number {
+    this.releaseIdle();
+    return this.sequences.size;
+  }
+
+  /** queued items (excluding in flight) */
+  get size(): number {
+    return this.queuedCount;
+  }
+
+  private choose(instance: number): BatchChoice<Sequence<T>> {
+    const slots = this.slots.of(instance);
+    const now = this.clock.now();
+    return this.options.strategy === 'direct'
+      ? chooseDirectBatch(slots, this.options, now, !this.draining)
+      : chooseOldestBatch(slots, this.options, now, !this.draining);
+  }
+
+  private push(sequence: Sequence<T>, item: T): void {
+    sequence.push(item, this.clock.now());
+    this.owners.set(item, sequence);
+    this.idle.markBusy(sequence);
+    this.queuedCount++;
+  }
+
+  private dispatch(sequence: Sequence<T>): T {
+    this.queuedCount--;
+    return sequence.dispatch();
+  }
+
+  private seat(sequence: Sequence<T>): void {
+    sequence.place = this.slots.seat(sequence);
+    if (!sequence.place) this.backlog.add(sequence);
+  }
+
+  /** An END item completed. */
+  private endStep(sequence: Sequence<T>): void {
+    if (sequence.idle) {
+      this.sequences.delete(sequence.key);
+      this.vacate(sequence);
+      return;
+    }
+    // A new START already queued behind the END: Triton seats it as a new sequence, behind
+    // any backlog, so the slot goes to the backlog first.
+    if (sequence.place && this.backlog.size > 0) {
+      this.vacate(sequence);
+      this.backlog.add(sequence);
+    }
+  }
+
+  private releaseIdle(): void {
+    for (const sequence of this.idle.takeExpired(this.clock.now())) {
+      this.sequences.delete(sequence.key);
+      this.released.push(sequence.key);
+      this.vacate(sequence);
+    }
+  }
+
+  /** Takes a sequence out of its slot (which goes to the oldest backlogged sequence) or the backlog. */
+  private vacate(sequence: Sequence<T>): void {
+    const place = sequence.place;
+    sequence.place = undefined;
+    if (!place) {
+      this.backlog.delete(sequence);
+      return;
+    }
+    const next = this.takeOldestBacklogged();
+    if (next) {
+      next.place = place;
+      this.slots.assign(place, next);
+    } else {
+      this.slots.release(place);
+    }
+  }
+
+  private takeOldestBacklogged(): Sequence<T> | undefined {
+    for (const sequence of this.backlog) {
+      this.backlog.delete(sequence);
+      return sequence;
+    }
+    return undefined;
+  }
+}
