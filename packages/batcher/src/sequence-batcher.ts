@@ -147,6 +147,12 @@ export class SequenceBatcher<T extends SequenceItem> {
     this.draining = true;
   }
 
+  /** Whether the sequence has started and has not ended or been released. */
+  isLive(sequenceKey: string): boolean {
+    this.releaseIdle();
+    return this.sequences.has(sequenceKey);
+  }
+
   get liveSequences(): number {
     this.releaseIdle();
     return this.sequences.size;

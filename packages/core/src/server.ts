@@ -218,13 +218,20 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   }
 
   /**
-   * The one admission check for new requests. While stopping it refuses them all; a
-   * sequence batcher will let requests of sequences already in flight through here and
-   * refuse only new sequence starts, as Triton does while exiting.
+   * The one admission check for new requests. While stopping it refuses them all but
+   * requests that continue a live sequence, which the unloading version still takes
+   * (new sequences are refused), as Triton does while exiting; likewise after a
+   * sequence model is unloaded, until its sequences end.
    */
   private admit(modelName: string, request: InferRequest): ServedModelVersion {
-    this.assertRunning();
-    return this.manager.serving(modelName, requestedVersion(modelName, request));
+    try {
+      this.assertRunning();
+      return this.manager.serving(modelName, requestedVersion(modelName, request));
+    } catch (error) {
+      const continuing = this.manager.continuing(modelName, request);
+      if (continuing) return continuing;
+      throw error;
+    }
   }
 
   private assertRunning(): void {

@@ -69,9 +69,6 @@ function refuseUnsupported(config: ModelConfig): void {
   if (config.platform === ENSEMBLE_PLATFORM) {
     throw new InferenceError('UNSUPPORTED', `model '${config.name}': ensemble models are not supported yet`);
   }
-  if (config.sequence_batching) {
-    throw new InferenceError('UNSUPPORTED', `model '${config.name}': sequence_batching is not supported yet`);
-  }
 }
 
 async function readConfig(source: ModelSource, override: ModelConfig | string | undefined): Promise<ModelConfig> {

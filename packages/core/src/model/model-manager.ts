@@ -3,9 +3,11 @@ import type { BackendRegistry } from '../backend/registry.js';
 import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { ModelSource } from '../repository/model-repository.js';
-import type { ModelIndexEntry } from '../types.js';
+import type { SequenceOptions } from '../scheduling/inference-request.js';
+import type { InferRequest, ModelIndexEntry } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
 import { ModelStates } from './model-states.js';
+import { checkSequenceOptions } from './sequence-request.js';
 import { ServedModelVersion } from './served-model-version.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -16,6 +18,8 @@ interface ManagedModel {
   serving: Map<number, ServedModelVersion>;
   /** The highest serving version, for requests that name none. */
   latest: ServedModelVersion | undefined;
+  /** Versions unloading with nothing in their place: they still take requests of their live sequences. */
+  readonly draining: Set<ServedModelVersion>;
   readonly states: ModelStates;
   /** Loads and unloads of one model run one after another. */
   queue: Promise<unknown>;
@@ -58,6 +62,26 @@ export class ModelManager {
     }
     const state = version === undefined ? model.states.forLatest() : model.states.get(version);
     throw new InferenceError('UNAVAILABLE', `${what} is not ready${state?.reason ? `: ${state.reason}` : ''}`);
+  }
+
+  /**
+   * A version that is unloading (or the server stopping) but still takes this request
+   * because it continues one of its live sequences, as Triton lets in-flight sequences
+   * finish while it exits.
+   */
+  continuing(name: string, request: InferRequest): ServedModelVersion | undefined {
+    const model = this.models.get(name);
+    if (!model || model.draining.size === 0) return undefined;
+    let sequence: SequenceOptions | undefined;
+    try {
+      sequence = checkSequenceOptions((request as Partial<InferRequest> | undefined)?.sequence);
+    } catch {
+      return undefined; // malformed: refused as the model's state says
+    }
+    for (const served of model.draining) {
+      if ((request.modelVersion === undefined || request.modelVersion === served.version) && served.continues(sequence)) return served;
+    }
+    return undefined;
   }
 
   isReady(name: string, version?: number): boolean {
@@ -205,12 +229,16 @@ export class ModelManager {
 
   /** Drains and finalizes a version that no longer serves; `gone` when nothing replaces it. Never rejects. */
   private retire(model: ManagedModel, served: ServedModelVersion, gone: boolean): Promise<void> {
-    if (gone) model.states.set(served.version, 'UNLOADING', '');
+    if (gone) {
+      model.states.set(served.version, 'UNLOADING', '');
+      model.draining.add(served);
+    }
     const retirement = served
       .unload(this.drainDeadline(), this.options.exitTimeoutMs)
       .catch(() => {})
       .then(() => {
         this.retiring.delete(retirement);
+        model.draining.delete(served);
         // Unless a later load or the version policy has given the version another state meanwhile.
         if (gone && model.states.get(served.version)?.state === 'UNLOADING') model.states.set(served.version, 'UNAVAILABLE', 'unloaded');
       });
@@ -227,7 +255,7 @@ export class ModelManager {
     if (this.closed) return Promise.reject(stopping(name));
     let model = this.models.get(name);
     if (!model) {
-      model = { name, serving: new Map(), latest: undefined, states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0 };
+      model = { name, serving: new Map(), latest: undefined, draining: new Set(), states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0 };
       this.models.set(name, model);
     }
     model.pending++;

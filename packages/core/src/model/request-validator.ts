@@ -1,7 +1,8 @@
 import { requestShape } from '../config/request-shape.js';
-import type { ModelConfig } from '../config/schema.js';
+import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
-import type { RequestParameters, SequenceOptions, ValidatedRequest } from '../scheduling/inference-request.js';
+import type { RequestParameters, ValidatedRequest } from '../scheduling/inference-request.js';
+import { checkSequenceOptions, checkSequenceRequest } from './sequence-request.js';
 import { describeValue } from '../tensor/convert.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
 import { mapVariableDims, shapeMatches, shapeToString } from '../tensor/shape.js';
@@ -30,7 +31,7 @@ export class RequestValidator {
   private readonly allOutputs: readonly string[];
   private readonly maxBatchSize: number;
 
-  constructor(private readonly config: ModelConfig) {
+  constructor(private readonly config: NormalizedModelConfig) {
     this.maxBatchSize = config.max_batch_size ?? 0;
     for (const input of config.input ?? []) {
       this.inputs.set(input.name!, {
@@ -82,6 +83,8 @@ export class RequestValidator {
     if (required < this.requiredInputs.length) {
       throw invalid(`missing input ${quoteList(this.requiredInputs.filter((name) => !Object.hasOwn(inputs, name)))}`);
     }
+    const sequence = checkSequenceOptions(request.sequence);
+    if (this.config.sequence_batching) checkSequenceRequest(this.config, sequence, batchSize === -1 ? 1 : batchSize);
     return {
       id: request.id ?? String(++nextRequestId),
       inputs,
@@ -92,7 +95,7 @@ export class RequestValidator {
       priority: nonNegativeInteger('priority', request.priority) ?? 0,
       timeoutMicroseconds: nonNegativeInteger('timeoutMicroseconds', request.timeoutMicroseconds) ?? 0,
       signal: request.signal,
-      sequence: checkSequence(request.sequence),
+      sequence,
     };
   }
 
@@ -152,22 +155,6 @@ function nonNegativeInteger(field: string, value: unknown): number | undefined {
 
 function isNonNegativeInteger(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-/** A copy of the caller's sequence options, so later changes to them do not reach a scheduler. */
-function checkSequence(sequence: unknown): SequenceOptions | undefined {
-  if (sequence === undefined) return undefined;
-  if (!isPlainObject(sequence)) throw invalid('`sequence` must be an object { id, start?, end? }');
-  const { id, start, end } = sequence;
-  if (!isNonNegativeInteger(id) && (typeof id !== 'string' || id === '')) {
-    throw invalid(`\`sequence.id\` must be a non-negative integer or a non-empty string, got ${describeValue(id)}`);
-  }
-  for (const [flag, value] of [['start', start], ['end', end]] as const) {
-    if (value !== undefined && typeof value !== 'boolean') {
-      throw invalid(`\`sequence.${flag}\` must be a boolean, got ${describeValue(value)}`);
-    }
-  }
-  return { id, start: start === true, end: end === true };
 }
 
 /** Gives the backend the config's `reshape` shape, keeping the batch dimension. */

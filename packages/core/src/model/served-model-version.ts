@@ -2,11 +2,12 @@ import { performance } from 'node:perf_hooks';
 import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import { ModelStatisticsRecorder } from '../observability/statistics.js';
-import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
+import { InferenceRequest, type SequenceOptions, type ValidatedRequest } from '../scheduling/inference-request.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
 import { ModelOutputs } from '../scheduling/model-outputs.js';
 import type { ResponseSink } from '../scheduling/response-channel.js';
+import { ResponseOrder } from '../scheduling/response-order.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 import { schedulerFor } from '../scheduling/scheduler-for.js';
 import { RequestValidator } from './request-validator.js';
@@ -20,9 +21,10 @@ import { withTimeout } from './with-timeout.js';
 export class ServedModelVersion {
   readonly validator: RequestValidator;
   private readonly outputs: ModelOutputs;
+  /** Set when the config asks for responses in arrival order (preserve_ordering). */
+  private readonly responseOrder: ResponseOrder | undefined;
   private readonly outstanding = new Set<InferenceRequest>();
   private idleWaiters: Array<() => void> = [];
-  private readonly scheduler: Scheduler;
 
   private constructor(
     readonly context: ModelContext,
@@ -31,10 +33,12 @@ export class ServedModelVersion {
     readonly statistics: ModelStatisticsRecorder,
     /** Answers zero or more responses per request (model_transaction_policy.decoupled). */
     readonly decoupled: boolean,
+    private readonly scheduler: Scheduler,
   ) {
     this.validator = new RequestValidator(context.config);
     this.outputs = new ModelOutputs(context.config);
-    this.scheduler = schedulerFor(context.config, pool);
+    const { dynamic_batching: dynamic, sequence_batching: sequence } = context.config;
+    if (dynamic?.preserve_ordering || sequence?.oldest?.preserve_ordering) this.responseOrder = new ResponseOrder();
   }
 
   get version(): number {
@@ -64,7 +68,7 @@ export class ServedModelVersion {
     try {
       if (failure) throw InferenceError.from(failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
       instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, decoupled, statistics)));
-      return new ServedModelVersion(context, model, pool, statistics, decoupled);
+      return new ServedModelVersion(context, model, pool, statistics, decoupled, await schedulerFor(context, pool));
     } catch (error) {
       await finalizeAll(instances, model);
       throw InferenceError.from(error, 'UNAVAILABLE', where);
@@ -73,14 +77,16 @@ export class ServedModelVersion {
 
   /** Accepts a validated request; from here on its sink hears exactly one end or error. */
   submit(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
-    const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd, this.outputs);
+    const answer = this.responseOrder ? this.responseOrder.wrap(sink) : sink;
+    const accepted = new InferenceRequest(this.context.name, this.context.version, request, answer, this.onEnd, this.outputs);
     this.outstanding.add(accepted);
     this.scheduler.enqueue(accepted);
     return accepted;
   }
 
   /**
-   * Waits for accepted requests to finish until `deadline` (a performance.now() time),
+   * Waits for accepted requests to finish, and for a sequence model's live sequences to
+   * end (their requests are still taken meanwhile), until `deadline` (a performance.now() time),
    * then fails what is left with UNAVAILABLE. Then waits for executions still running
    * (a failed or cancelled request's backend may still be at work; it sees isCancelled),
    * for at most `graceMs` past the deadline, and finalizes the instances, then the model.
@@ -89,8 +95,8 @@ export class ServedModelVersion {
    * and a server that never finished stopping would be worse.
    */
   async unload(deadline: number, graceMs: number): Promise<void> {
-    this.scheduler.drain();
-    if (!(await withTimeout(this.idle(), deadline - performance.now()))) {
+    const drained = this.scheduler.drain().then(() => this.idle());
+    if (!(await withTimeout(drained, deadline - performance.now()))) {
       for (const request of [...this.outstanding]) {
         request.cancel(new InferenceError('UNAVAILABLE', `${request.describe()}: the model was unloaded before the request completed`));
       }
@@ -104,6 +110,11 @@ export class ServedModelVersion {
       );
     }
     await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
+  }
+
+  /** Whether a request of this sequence is still taken while the version drains (it continues a live sequence). */
+  continues(sequence: SequenceOptions | undefined): boolean {
+    return sequence !== undefined && (this.scheduler.continues?.(sequence) ?? false);
   }
 
   private idle(): Promise<void> {

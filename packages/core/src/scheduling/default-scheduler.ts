@@ -27,7 +27,9 @@ export class DefaultScheduler implements Scheduler {
   }
 
   /** The default scheduler never holds work back: nothing to flush. */
-  drain(): void {}
+  drain(): Promise<void> {
+    return Promise.resolve();
+  }
 
   stop(error: InferenceError): void {
     this.failWaiting(() => error);

@@ -9,7 +9,8 @@ import { ResponseChannel, type ResponseOwner, type ResponseSink } from './respon
 export type RequestParameters = Readonly<Record<string, string | number | boolean>>;
 
 export interface SequenceOptions {
-  readonly id: number | string;
+  /** Triton's correlation id: a non-negative integer (a bigint up to 2^64-1) or a non-empty string. */
+  readonly id: number | bigint | string;
   readonly start?: boolean;
   readonly end?: boolean;
 }
@@ -43,6 +44,10 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   /** performance.now() when a backend started and finished executing it; set by the instance runner. */
   executeStart = 0;
   executeEnd = 0;
+  /** Set by a batching scheduler: requests with different keys never share a batch. */
+  batchKey: string | undefined = undefined;
+  /** Set by a scheduler while the request waits in its queue: takes it out when it ends there (cancelled, timed out). */
+  withdraw: (() => void) | undefined = undefined;
   private cancelled = false;
   private readonly stopWatchingSignal: (() => void) | undefined;
 
@@ -87,6 +92,10 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
     return this.request.priority;
   }
 
+  get timeoutMicroseconds(): number {
+    return this.request.timeoutMicroseconds;
+  }
+
   get sequence(): SequenceOptions | undefined {
     return this.request.sequence;
   }
@@ -108,6 +117,7 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   /** Called once by the response channel when the last response or an error went out. */
   responseEnded(error?: InferenceError): void {
     this.stopWatchingSignal?.();
+    this.withdraw?.();
     this.onEnd(this, error);
   }
 

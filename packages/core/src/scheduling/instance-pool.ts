@@ -43,11 +43,37 @@ export class InstancePool {
     this.onAvailable = onAvailable;
   }
 
+  /** The number of instance slots (instance_group counts summed). */
+  get size(): number {
+    return this.runners.length;
+  }
+
+  /** Whether an idle healthy instance is waiting for work. */
+  get hasIdle(): boolean {
+    return this.free.length > 0;
+  }
+
   /** An idle healthy instance, now busy, or undefined when there is none. */
   acquire(): InstanceRunner | undefined {
     const runner = this.free.pop();
     if (runner) this.busy.add(runner);
     return runner;
+  }
+
+  /** The instance of slot `index` if it is idle and healthy, now busy (sequence slots belong to one instance). */
+  acquireAt(index: number): InstanceRunner | undefined {
+    const runner = this.runners[index];
+    const at = runner ? this.free.indexOf(runner) : -1;
+    if (at === -1) return undefined;
+    this.free.splice(at, 1);
+    this.busy.add(runner!);
+    return runner;
+  }
+
+  /** Whether the instance of slot `index` is idle and healthy. */
+  isIdle(index: number): boolean {
+    const runner = this.runners[index];
+    return runner !== undefined && this.free.includes(runner);
   }
 
   /** Takes back an instance after its run; it serves again only if it is healthy. */

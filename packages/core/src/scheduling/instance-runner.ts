@@ -1,8 +1,25 @@
 import { performance } from 'node:perf_hooks';
-import type { BackendInstance, ExecuteResult } from '../backend/backend.js';
+import type { BackendInstance, BackendRequest, ExecuteResult, ResponseSender } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
 import type { ModelStatisticsRecorder } from '../observability/statistics.js';
-import type { InferenceRequest } from './inference-request.js';
+import type { Tensor } from '../tensor/tensor.js';
+
+/**
+ * What a runner executes: a backend request the runner can time and name, whose sender
+ * tells whether a response reached its caller. An InferenceRequest is one; a sequence
+ * step (an InferenceRequest with its control and state inputs) is another.
+ */
+export interface ScheduledRequest extends BackendRequest {
+  executeStart: number;
+  executeEnd: number;
+  describe(): string;
+  readonly response: DeliveringSender;
+}
+
+/** A response sender that says whether a response reached its caller (false: it failed the request or came too late). */
+export interface DeliveringSender extends ResponseSender {
+  send(outputs: Readonly<Record<string, Tensor>>, options?: { final?: boolean }): boolean;
+}
 
 /**
  * Runs batches on one backend instance and delivers what comes back: one final
@@ -26,7 +43,7 @@ export class InstanceRunner {
   }
 
   /** Executes a batch; never rejects (failures go to the requests). */
-  async run(requests: InferenceRequest[]): Promise<void> {
+  async run(requests: readonly ScheduledRequest[]): Promise<void> {
     this.busy = true;
     const start = performance.now();
     for (const request of requests) request.executeStart = start;
@@ -58,7 +75,7 @@ export class InstanceRunner {
   }
 
   /** Sends each request its result; true when at least one reached its caller. */
-  private deliver(requests: InferenceRequest[], results: ExecuteResult): boolean {
+  private deliver(requests: readonly ScheduledRequest[], results: ExecuteResult): boolean {
     if (results.length !== requests.length) {
       this.failAll(requests, `backend returned ${results.length} responses for ${requests.length} requests`);
       return false;
@@ -76,7 +93,7 @@ export class InstanceRunner {
     return succeeded;
   }
 
-  private failAll(requests: InferenceRequest[], reason: string): void {
+  private failAll(requests: readonly ScheduledRequest[], reason: string): void {
     for (const request of requests) request.response.fail(new InferenceError('INTERNAL', `${request.describe()}: ${reason}`));
   }
 }

@@ -1,14 +1,15 @@
-import type { NormalizedModelConfig } from '../config/schema.js';
+import type { ModelContext } from '../backend/backend.js';
 import { DefaultScheduler } from './default-scheduler.js';
+import { DynamicBatchScheduler } from './dynamic-batch-scheduler.js';
 import type { InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
+import { SequenceBatchScheduler } from './sequence-batch-scheduler.js';
+import { SequenceStates } from './sequence-states.js';
 
-/**
- * The one place a model's scheduler is chosen from its config. The dynamic and sequence
- * batchers come with the batching work: until then a `dynamic_batching` model runs one
- * request per execution on the default scheduler (as docs/model-repository.md says),
- * and `sequence_batching` is refused at load (model-config-resolver.ts).
- */
-export function schedulerFor(_config: NormalizedModelConfig, pool: InstancePool): Scheduler {
+/** The one place a model's scheduler is chosen from its config (async: a sequence model's initial state is read from files). */
+export async function schedulerFor(context: ModelContext, pool: InstancePool): Promise<Scheduler> {
+  const { config } = context;
+  if (config.sequence_batching) return new SequenceBatchScheduler(config, pool, await SequenceStates.load(config, context.modelDirectory));
+  if (config.dynamic_batching) return new DynamicBatchScheduler(config, pool);
   return new DefaultScheduler(pool);
 }

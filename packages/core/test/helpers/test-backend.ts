@@ -15,6 +15,7 @@ import {
  * - identity: OUTPUTi = INPUTi (by position)
  * - add: OUTPUT0 = INPUT0 + INPUT1 (FP32 or INT32)
  * - repeat (decoupled): sends INPUT0 back `count` times (request parameter), then final
+ * - accumulate: OUTPUT0 = INPUT0 + STATE_IN and STATE_OUT = the same (an implicit-state sequence model, FP32)
  * Request parameters: `delay_ms` waits before answering; `hang` never answers; `fail` makes that request fail.
  * Model parameter `delay_ms` delays every execution. The model file (`model.test`)
  * may hold JSON: `{ "fail": "reason" }` fails loading, `{ "hang": true }` never finishes
@@ -33,6 +34,8 @@ export interface TestBackendProbe {
   health: Record<string, InstanceHealth>;
   /** The instance each execution ran on, in order. */
   ranOn: string[];
+  /** The requests of each execution, in order, as the backend saw them (control and state inputs included). */
+  batches: BackendRequest[][];
   instancesFinalized: string[];
   modelsFinalized: number;
   cancelledSeen: number;
@@ -76,6 +79,7 @@ export function testBackend(probe: TestBackendProbe = newProbe()): Backend & { p
             async execute(requests) {
               probe.executions++;
               probe.ranOn.push(instance.name);
+              probe.batches.push([...requests]);
               probe.running++;
               running++;
               probe.maxRunning = Math.max(probe.maxRunning, probe.running);
@@ -123,6 +127,7 @@ export function newProbe(): TestBackendProbe {
     instancesCreated: [],
     health: {},
     ranOn: [],
+    batches: [],
     instancesFinalized: [],
     modelsFinalized: 0,
     cancelledSeen: 0,
@@ -140,6 +145,13 @@ function compute(behavior: string, request: BackendRequest, inputs: string[], ou
     const sum = new (x.constructor as Float32ArrayConstructor)(x.length);
     for (let i = 0; i < x.length; i++) sum[i] = x[i]! + y[i]!;
     return { [outputs[0]!]: { datatype: a.datatype, shape: a.shape, data: sum } };
+  }
+  if (behavior === 'accumulate') {
+    const x = request.inputs[inputs[0]!]!.data as Float32Array;
+    const state = request.inputs.STATE_IN!.data as Float32Array;
+    const sum = x.map((value, i) => value + state[i]!);
+    const tensor: Tensor = { datatype: 'FP32', shape: [...request.inputs.STATE_IN!.shape], data: sum };
+    return { [outputs[0]!]: tensor, STATE_OUT: tensor };
   }
   const result: Record<string, Tensor> = {};
   outputs.forEach((name, i) => {

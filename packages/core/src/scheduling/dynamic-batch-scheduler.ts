@@ -1,0 +1,110 @@
+import { DynamicBatcher, type DynamicBatcherOptions, type QueuePolicy } from '@tritium/batcher';
+import type { NormalizedModelConfig, NormalizedQueuePolicy } from '../config/schema.js';
+import { InferenceError } from '../errors.js';
+import { batchKeyFor } from './batch-key.js';
+import type { InferenceRequest } from './inference-request.js';
+import type { InstancePool } from './instance-pool.js';
+import type { Scheduler } from './scheduler.js';
+import { WakeTimer } from './wake-timer.js';
+
+/**
+ * Triton's dynamic batcher: the algorithm (preferred sizes, queue delay, priority
+ * levels, queue policies) is @tritium/batcher's DynamicBatcher; this adapts it to
+ * requests and to the model's instances. Whenever an instance is free it asks the
+ * batcher for a batch, so N instances keep N batches in flight; a request that ends
+ * while queued (cancelled, its deadline passed) leaves the queue at once.
+ */
+export class DynamicBatchScheduler implements Scheduler {
+  private readonly batcher: DynamicBatcher<InferenceRequest>;
+  private readonly timer = new WakeTimer(() => this.dispatch());
+  private readonly batchKey: ((request: InferenceRequest) => string) | undefined;
+
+  constructor(
+    config: NormalizedModelConfig,
+    private readonly pool: InstancePool,
+  ) {
+    this.batcher = new DynamicBatcher(dynamicBatcherOptions(config));
+    this.batchKey = batchKeyFor(config);
+    pool.listen(() => this.dispatch());
+  }
+
+  enqueue(request: InferenceRequest): void {
+    if (this.batchKey) request.batchKey = this.batchKey(request);
+    const result = this.batcher.enqueue(request);
+    if (!result.queued) {
+      request.cancel(new InferenceError('UNAVAILABLE', `${request.describe()}: ${result.reason}`));
+      return;
+    }
+    request.withdraw = () => this.batcher.remove(request);
+    this.dispatch();
+  }
+
+  drain(): Promise<void> {
+    this.batcher.flush();
+    this.dispatch();
+    return Promise.resolve();
+  }
+
+  stop(error: InferenceError): void {
+    this.timer.clear();
+    this.failQueued(() => error);
+  }
+
+  private dispatch(): void {
+    const failure = this.pool.failure;
+    if (failure !== undefined) {
+      this.failQueued((request) => new InferenceError('UNAVAILABLE', `${request.describe()}: no instance of the model can run: ${failure}`));
+      return;
+    }
+    for (const expired of this.batcher.takeExpired()) {
+      expired.withdraw = undefined;
+      expired.cancel(new InferenceError('UNAVAILABLE', `${expired.describe()}: Request timeout expired`));
+    }
+    while (this.pool.hasIdle) {
+      const batch = this.batcher.nextBatch();
+      if (!batch) break;
+      for (const request of batch) request.withdraw = undefined;
+      const runner = this.pool.acquire()!;
+      void runner.run(batch).then(() => this.pool.release(runner));
+    }
+    this.timer.set(this.batcher.wakeAt());
+  }
+
+  /** Everything still queued, failed: the batcher hands it all out once it no longer waits. */
+  private failQueued(errorFor: (request: InferenceRequest) => InferenceError): void {
+    this.batcher.flush();
+    for (let batch = this.batcher.nextBatch(); batch; batch = this.batcher.nextBatch()) {
+      for (const request of batch) {
+        request.withdraw = undefined;
+        request.cancel(errorFor(request));
+      }
+    }
+    for (const request of this.batcher.takeExpired()) {
+      request.withdraw = undefined;
+      request.cancel(errorFor(request));
+    }
+  }
+}
+
+function dynamicBatcherOptions(config: NormalizedModelConfig): DynamicBatcherOptions {
+  const batching = config.dynamic_batching!;
+  return {
+    // A model without a batch dimension still queues, prioritizes and times out; it runs one request at a time.
+    maxBatchSize: Math.max(1, config.max_batch_size),
+    preferredBatchSizes: batching.preferred_batch_size,
+    maxQueueDelayMicroseconds: batching.max_queue_delay_microseconds,
+    priorityLevels: batching.priority_levels,
+    defaultPriorityLevel: batching.default_priority_level,
+    defaultQueuePolicy: queuePolicy(batching.default_queue_policy),
+    priorityQueuePolicy: new Map(Object.entries(batching.priority_queue_policy).map(([level, policy]) => [Number(level), queuePolicy(policy)])),
+  };
+}
+
+function queuePolicy(policy: NormalizedQueuePolicy): QueuePolicy {
+  return {
+    timeoutAction: policy.timeout_action,
+    defaultTimeoutMicroseconds: policy.default_timeout_microseconds,
+    allowTimeoutOverride: policy.allow_timeout_override,
+    maxQueueSize: policy.max_queue_size,
+  };
+}

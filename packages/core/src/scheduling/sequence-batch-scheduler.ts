@@ -1,0 +1,157 @@
+import { SequenceBatcher, type SequenceBatch, type SequenceBatcherOptions, type SequenceItem } from '@tritium/batcher';
+import type { NormalizedModelConfig } from '../config/schema.js';
+import { InferenceError } from '../errors.js';
+import { describeValue } from '../tensor/convert.js';
+import type { InferenceRequest, SequenceOptions } from './inference-request.js';
+import type { InstancePool } from './instance-pool.js';
+import type { Scheduler } from './scheduler.js';
+import { SequenceControls } from './sequence-controls.js';
+import type { SequenceStates } from './sequence-states.js';
+import { SequenceStep } from './sequence-step.js';
+import { WakeTimer } from './wake-timer.js';
+
+interface SequenceEntry extends SequenceItem {
+  readonly request: InferenceRequest;
+}
+
+/**
+ * Triton's sequence batcher: the slots, backlog, idle release and batch forming are
+ * @tritium/batcher's SequenceBatcher (direct or oldest); this adapts it to requests and
+ * instances. A sequence's slot belongs to one instance, and its steps run one at a
+ * time, in order, each with its control inputs and its implicit state.
+ */
+export class SequenceBatchScheduler implements Scheduler {
+  private readonly batcher: SequenceBatcher<SequenceEntry>;
+  private readonly controls: SequenceControls;
+  private readonly timer = new WakeTimer(() => this.dispatch());
+  /** Entries waiting in the batcher, so they can be failed when no instance can run them. */
+  private readonly queued = new Set<SequenceEntry>();
+  private onDrained: (() => void) | undefined;
+
+  constructor(
+    private readonly config: NormalizedModelConfig,
+    private readonly pool: InstancePool,
+    private readonly states: SequenceStates | undefined,
+  ) {
+    this.batcher = new SequenceBatcher(sequenceBatcherOptions(config, pool.size));
+    this.controls = new SequenceControls(config);
+    pool.listen(() => this.dispatch());
+  }
+
+  enqueue(request: InferenceRequest): void {
+    // The door made sure a sequence model's requests name their sequence.
+    const sequence = request.sequence!;
+    const entry: SequenceEntry = { sequenceKey: sequenceKey(sequence.id), start: sequence.start ?? false, end: sequence.end ?? false, request };
+    const result = this.batcher.enqueue(entry);
+    if (!result.accepted) {
+      request.cancel(this.refusal(request, sequence, result.reason));
+      return;
+    }
+    if (result.restarted) {
+      process.emitWarning(
+        `model '${this.config.name}': sequence ${describeValue(sequence.id)} started again before it ended; the earlier sequence ends early, as in Triton`,
+        'TritiumWarning',
+      );
+    }
+    this.queued.add(entry);
+    request.withdraw = () => {
+      this.batcher.remove(entry);
+      this.queued.delete(entry);
+    };
+    this.dispatch();
+  }
+
+  /** Whether a request of this sequence is still taken while the model drains: one that continues a live sequence. */
+  continues(sequence: SequenceOptions): boolean {
+    return !sequence.start && this.batcher.isLive(sequenceKey(sequence.id));
+  }
+
+  /** New sequences are refused from now on; resolves when every live sequence has ended or idled out. */
+  drain(): Promise<void> {
+    this.batcher.drain();
+    const drained = new Promise<void>((resolve) => {
+      this.onDrained = resolve;
+    });
+    this.dispatch();
+    return drained;
+  }
+
+  stop(error: InferenceError): void {
+    this.timer.clear();
+    this.failQueued(() => error);
+    this.onDrained?.();
+  }
+
+  private dispatch(): void {
+    const failure = this.pool.failure;
+    if (failure !== undefined) {
+      this.failQueued((request) => new InferenceError('UNAVAILABLE', `${request.describe()}: no instance of the model can run: ${failure}`));
+    }
+    for (const key of this.batcher.takeReleased()) this.states?.forget(key);
+    for (let instance = 0; instance < this.pool.size; instance++) {
+      if (!this.pool.isIdle(instance)) continue;
+      const batch = this.batcher.nextBatch(instance);
+      if (batch) this.run(batch);
+    }
+    // Only queued requests keep the process alive; an idle release alone does not.
+    this.timer.set(this.batcher.wakeAt(), this.batcher.size > 0);
+    if (this.onDrained && this.batcher.liveSequences === 0) this.onDrained();
+  }
+
+  private run(batch: SequenceBatch<SequenceEntry>): void {
+    const runner = this.pool.acquireAt(batch.instance)!;
+    const steps: SequenceStep[] = new Array(batch.items.length);
+    let template: SequenceStep | undefined;
+    batch.items.forEach((entry, slot) => {
+      if (!entry) return;
+      entry.request.withdraw = undefined;
+      this.queued.delete(entry);
+      steps[slot] = template = SequenceStep.of(entry.request, entry.sequenceKey, this.controls, this.states);
+    });
+    for (let slot = 0; slot < steps.length; slot++) steps[slot] ??= SequenceStep.emptySlot(template!, this.controls, this.states);
+    void runner.run(steps).then(() => {
+      for (const entry of batch.items) if (entry?.end) this.states?.forget(entry.sequenceKey);
+      this.batcher.completed(batch);
+      this.pool.release(runner);
+      // Completing may free a slot for a backlogged sequence on another instance.
+      this.dispatch();
+    });
+  }
+
+  private refusal(request: InferenceRequest, sequence: SequenceOptions, reason: 'not-started' | 'draining'): InferenceError {
+    const id = describeValue(sequence.id);
+    if (reason === 'draining') {
+      return new InferenceError('UNAVAILABLE', `${request.describe()}: the model is unloading: it takes no new sequence (correlation id ${id}), only requests of sequences in flight`);
+    }
+    return new InferenceError(
+      'INVALID_ARG',
+      `${request.describe()}: sequence with correlation id ${id} is not started (never started, ended, or released after ${this.config.sequence_batching!.max_sequence_idle_microseconds} µs idle): its first request must set sequence.start`,
+    );
+  }
+
+  private failQueued(errorFor: (request: InferenceRequest) => InferenceError): void {
+    for (const entry of [...this.queued]) entry.request.cancel(errorFor(entry.request));
+  }
+}
+
+/** Numeric and string correlation ids never collide; 5 and 5n are one sequence. */
+function sequenceKey(id: SequenceOptions['id']): string {
+  return typeof id === 'string' ? `s${id}` : `n${id}`;
+}
+
+function sequenceBatcherOptions(config: NormalizedModelConfig, instances: number): SequenceBatcherOptions {
+  const batching = config.sequence_batching!;
+  const maxBatchSize = Math.max(1, config.max_batch_size);
+  const oldest = batching.oldest;
+  return {
+    strategy: oldest ? 'oldest' : 'direct',
+    instances,
+    // An oldest batcher without max_candidate_sequences considers as many sequences as fit in a batch.
+    slotsPerInstance: oldest ? oldest.max_candidate_sequences || maxBatchSize : maxBatchSize,
+    maxBatchSize,
+    preferredBatchSizes: oldest?.preferred_batch_size ?? [],
+    maxQueueDelayMicroseconds: (oldest ?? batching.direct)?.max_queue_delay_microseconds ?? 0,
+    minimumSlotUtilization: batching.direct?.minimum_slot_utilization ?? 0,
+    maxSequenceIdleMicroseconds: batching.max_sequence_idle_microseconds,
+  };
+}
