@@ -58,6 +58,7 @@ export class PriorityQueue<T extends QueuedItem> {
   /** REJECT expiries not yet taken, in deadline order */
   private expired: QueueSlot<T>[] = [];
   private readonly defaultLevelIndex: number;
+  private arrivals = 0;
 
   constructor(private readonly options: PriorityQueueOptions) {
     const levelCount = Math.max(1, options.priorityLevels);
@@ -85,7 +86,7 @@ export class PriorityQueue<T extends QueuedItem> {
     // Triton refuses the newcomer; nothing already queued is dropped.
     if (maxQueueSize > 0 && level.size >= maxQueueSize) return { queued: false, reason: level.fullReason };
     const timeout = queueTimeout(level.policy, item.timeoutMicroseconds);
-    const slot = new QueueSlot(item, now, timeout > 0 ? now + timeout : Infinity);
+    const slot = new QueueSlot(item, this.arrivals++, now, timeout > 0 ? now + timeout : Infinity);
     level.waiting.push(slot);
     this.slots.set(item, slot);
     if (timeout > 0) this.deadlines.push(slot);
