@@ -331,7 +331,7 @@ describe('DynamicBatcher: queue timeouts', () => {
   });
 
   it('DELAY: an expired item still runs, after the other items of its level', () => {
-    const { clock, batcher, add, next } = setup({
+    const { clock, start, batcher, add, next } = setup({
       preferredBatchSizes: [8],
       maxQueueDelayMicroseconds: 10_000,
       priorityLevels: 2,
@@ -339,6 +339,7 @@ describe('DynamicBatcher: queue timeouts', () => {
       defaultQueuePolicy: reject(100, { timeoutAction: 'DELAY' }),
     });
     add('late');
+    expect(batcher.wakeAt()).toBe(start + 100);
     clock.advance(100);
     add(item('other-level', { priority: 2 }), 'fresh');
     expect(batcher.takeExpired()).toEqual([]);
