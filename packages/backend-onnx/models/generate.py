@@ -72,23 +72,23 @@ def save(m: onnx.ModelProto, name: str) -> None:
         f.write(m.SerializeToString(deterministic=True))
 
 
+def fp32_graph(name: str, nodes: list, inputs: list[str], outputs: list[str], shape: list) -> onnx.GraphProto:
+    """A graph whose inputs and outputs are all FP32 of one shape."""
+    value = lambda tensor: helper.make_tensor_value_info(tensor, TensorProto.FLOAT, shape)
+    return helper.make_graph(nodes, name, [value(t) for t in inputs], [value(t) for t in outputs])
+
+
 def add_sub() -> None:
     """Triton's `simple` example: OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1."""
-    shape = [None, 16]  # unnamed variable first dimension
-    g = helper.make_graph(
+    g = fp32_graph(
+        "add_sub",
         [
             helper.make_node("Add", ["INPUT0", "INPUT1"], ["OUTPUT0"]),
             helper.make_node("Sub", ["INPUT0", "INPUT1"], ["OUTPUT1"]),
         ],
-        "add_sub",
-        [
-            helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, shape),
-            helper.make_tensor_value_info("INPUT1", TensorProto.FLOAT, shape),
-        ],
-        [
-            helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, shape),
-            helper.make_tensor_value_info("OUTPUT1", TensorProto.FLOAT, shape),
-        ],
+        ["INPUT0", "INPUT1"],
+        ["OUTPUT0", "OUTPUT1"],
+        [None, 16],  # unnamed variable first dimension
     )
     save(model(g), "add_sub")
 
@@ -385,6 +385,65 @@ def overridable_initializer() -> None:
     save(model(g), "overridable_initializer")
 
 
+def ragged() -> None:
+    """Ragged batching: INPUT FP32 [n] holds the batch's requests end to end (Triton
+    flattens an allow_ragged_batch input), ENDS INT32 [requests] is the batch input
+    BATCH_ACCUMULATED_ELEMENT_COUNT (where each request's elements end). SUM [requests, 1]
+    is each request's sum: the running sum (after a 0) at its end minus at its start.
+    DOUBLED [n] = 2 * INPUT, which a batch_output scatters back with each request's shape.
+    ENDS_SEEN [requests, 1] hands ENDS back, to show what the model was given."""
+    i64 = lambda name, values: numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+    g = helper.make_graph(
+        [
+            helper.make_node("CumSum", ["INPUT", "axis0"], ["running"]),
+            helper.make_node("Concat", ["zero_f", "running"], ["running0"], axis=0),
+            helper.make_node("Slice", ["ENDS", "start0", "minus1"], ["heads"]),
+            helper.make_node("Concat", ["zero_i", "heads"], ["starts"], axis=0),
+            helper.make_node("Gather", ["running0", "ENDS"], ["at_end"]),
+            helper.make_node("Gather", ["running0", "starts"], ["at_start"]),
+            helper.make_node("Sub", ["at_end", "at_start"], ["sums"]),
+            helper.make_node("Unsqueeze", ["sums", "axis1"], ["SUM"]),
+            helper.make_node("Add", ["INPUT", "INPUT"], ["DOUBLED"]),
+            helper.make_node("Unsqueeze", ["ENDS", "axis1"], ["ENDS_SEEN"]),
+        ],
+        "ragged",
+        [
+            helper.make_tensor_value_info("INPUT", TensorProto.FLOAT, ["n"]),
+            helper.make_tensor_value_info("ENDS", TensorProto.INT32, ["requests"]),
+        ],
+        [
+            helper.make_tensor_value_info("SUM", TensorProto.FLOAT, ["requests", 1]),
+            helper.make_tensor_value_info("DOUBLED", TensorProto.FLOAT, ["n"]),
+            helper.make_tensor_value_info("ENDS_SEEN", TensorProto.INT32, ["requests", 1]),
+        ],
+        initializer=[
+            i64("axis0", 0),
+            i64("axis1", [1]),
+            i64("start0", [0]),
+            i64("minus1", [-1]),
+            numpy_helper.from_array(np.array([0], dtype=np.float32), "zero_f"),
+            numpy_helper.from_array(np.array([0], dtype=np.int32), "zero_i"),
+        ],
+    )
+    save(model(g), "ragged")
+
+
+def accumulator() -> None:
+    """Implicit sequence state: OUTPUT = OUTPUT_STATE = INPUT + INPUT_STATE, all FP32
+    [batch, 1]; the server feeds OUTPUT_STATE back as the next INPUT_STATE."""
+    g = fp32_graph(
+        "accumulator",
+        [
+            helper.make_node("Add", ["INPUT", "INPUT_STATE"], ["OUTPUT"]),
+            helper.make_node("Identity", ["OUTPUT"], ["OUTPUT_STATE"]),
+        ],
+        ["INPUT", "INPUT_STATE"],
+        ["OUTPUT", "OUTPUT_STATE"],
+        ["batch", 1],
+    )
+    save(model(g), "accumulator")
+
+
 def main() -> None:
     add_sub()
     identities()
@@ -399,6 +458,8 @@ def main() -> None:
     unsqueeze()
     concat_rows()
     overridable_initializer()
+    ragged()
+    accumulator()
 
 
 if __name__ == "__main__":

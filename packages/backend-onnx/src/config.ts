@@ -1,5 +1,5 @@
 import { InferenceError } from '@tritium/core';
-import type { ModelConfig, NormalizedModelConfig, NormalizedModelInput, NormalizedModelOutput } from '@tritium/core';
+import type { ModelConfig, NormalizedModelConfig } from '@tritium/core';
 
 /*
  * Reading core's config types. Parameters are read from a config as written
@@ -42,7 +42,7 @@ export function invalidParameter(config: ModelConfig, key: string, value: string
 }
 
 /** The shape a tensor has in the model: the reshape when given, else dims. */
-export function modelSideDims(tensor: NormalizedModelInput | NormalizedModelOutput): number[] {
+export function modelSideDims(tensor: { readonly dims: number[]; readonly reshape?: { readonly shape: number[] } }): number[] {
   return tensor.reshape?.shape ?? tensor.dims;
 }
 

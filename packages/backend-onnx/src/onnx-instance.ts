@@ -1,15 +1,17 @@
 import {
   InferenceError,
+  batchInputTensors,
   dataTypeFromConfig,
   elementCount,
   gatherBatchInput,
   mapVariableDims,
   scatterBatchOutputs,
+  scatterWithInputShape,
   shapeMatches,
   shapeToString,
 } from '@tritium/core';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core';
-import type { NormalizedModelConfig, NormalizedModelInput, NormalizedModelOutput } from '@tritium/core';
+import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core';
 import { controlInputNames } from './config.js';
 import type { SessionThread, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime } from './runtime.js';
@@ -28,10 +30,15 @@ export interface LoadedModel {
 /** The decoded strings of each BYTES input tensor of a batch's requests. */
 type DecodedStrings = Map<Tensor, string[]>;
 
-/** What an output needs per run, worked out once: its config, expected datatype, and name for messages. */
+/** What an output (or a sequence state's output) needs per run, worked out once. */
 interface OutputPlan {
-  readonly config: NormalizedModelOutput;
+  readonly dims: readonly number[];
+  /** The shape the model gives it, when the config's `reshape` differs from `dims`. */
+  readonly reshape?: readonly number[];
   readonly datatype: DataType;
+  /** A `batch_output` target: scattered back by its source input's shapes, not by batch size. */
+  readonly scatteredByInputShape: boolean;
+  /** `model 'm' output 'y'`, for messages. */
   readonly label: string;
 }
 
@@ -39,12 +46,16 @@ interface OutputPlan {
  * One model instance: runs batches of requests on an onnxruntime session (its own,
  * or one it shares with the model's other instances), on a worker thread or inline. Requests whose inputs can be
  * stacked are gathered into one run and the outputs scattered back; requests with
- * other shapes run in a group of their own.
+ * other shapes run in a group of their own. Ragged inputs (`allow_ragged_batch`) are
+ * joined end to end whatever their shapes, with the config's batch inputs made for
+ * each run; sequence states arrive and leave as ordinary inputs and outputs.
  */
 export class OnnxInstance implements BackendInstance {
   private readonly batching: boolean;
   private readonly inputs: readonly NormalizedModelInput[];
-  private readonly controls: readonly string[];
+  /** Inputs the sequence batcher adds to each request: controls (START, ...) and states. */
+  private readonly sequenceInputs: readonly string[];
+  private readonly ragged: ReadonlySet<string>;
   private readonly outputs: ReadonlyMap<string, OutputPlan>;
   private readonly allOutputs: readonly string[];
   /** BYTES inputs, decoded per request before a run so that a bad string fails its own request alone. */
@@ -59,18 +70,25 @@ export class OnnxInstance implements BackendInstance {
     private readonly ownsSession: boolean,
   ) {
     const { config } = model;
+    const states = config.sequence_batching?.state ?? [];
     this.batching = config.max_batch_size > 0;
     this.inputs = config.input;
-    this.controls = controlInputNames(config);
-    this.outputs = new Map(
-      config.output.map((o) => [
-        o.name,
-        { config: o, datatype: dataTypeFromConfig(o.data_type), label: `model '${model.name}' output '${o.name}'` },
-      ]),
-    );
-    this.allOutputs = [...this.outputs.keys()];
+    this.sequenceInputs = [...controlInputNames(config), ...states.map((s) => s.input_name)];
+    this.ragged = new Set(this.inputs.filter((i) => i.allow_ragged_batch).map((i) => i.name));
+    const scattered = new Set(config.batch_output.flatMap((b) => b.target_name));
+    const plan = (name: string, dataType: string, dims: readonly number[], reshape?: readonly number[]): [string, OutputPlan] => [
+      name,
+      { dims, reshape, datatype: dataTypeFromConfig(dataType), scatteredByInputShape: scattered.has(name), label: `model '${model.name}' output '${name}'` },
+    ];
+    // A state output the config also lists as an output is answered to the caller too; the config's entry describes it.
+    this.outputs = new Map([
+      ...states.map((s) => plan(s.output_name, s.data_type, s.dims)),
+      ...config.output.map((o) => plan(o.name, o.data_type, o.dims, o.reshape?.shape)),
+    ]);
+    this.allOutputs = config.output.map((o) => o.name);
     this.stringInputs = this.inputs.filter((i) => i.data_type === 'TYPE_STRING').map((i) => i.name);
-    this.inputLabels = new Map([...this.controls, ...this.inputs.map((i) => i.name)].map((name) => [name, `model '${model.name}' input '${name}'`]));
+    const fed = [...this.sequenceInputs, ...this.inputs.map((i) => i.name), ...config.batch_input.flatMap((b) => b.target_name)];
+    this.inputLabels = new Map(fed.map((name) => [name, `model '${model.name}' input '${name}'`]));
   }
 
   /** Where this instance's runs happen now. */
@@ -118,7 +136,7 @@ export class OnnxInstance implements BackendInstance {
     return `model '${this.model.name}' request '${request.id}'`;
   }
 
-  /** Splits request indices into groups that can run as one batch: same item shapes and datatypes. */
+  /** Splits request indices into groups that can run as one batch: same item shapes (but for ragged inputs) and datatypes. */
   private groups(requests: readonly BackendRequest[], indices: readonly number[]): (readonly number[])[] {
     // One request (the common case) needs no grouping.
     if (indices.length === 1) return [indices];
@@ -130,7 +148,7 @@ export class OnnxInstance implements BackendInstance {
         .sort()
         .map((name) => {
           const t = request.inputs[name]!;
-          return `${name}:${t.datatype}:${t.shape.slice(1).join(',')}`;
+          return this.ragged.has(name) ? `${name}:${t.datatype}` : `${name}:${t.datatype}:${t.shape.slice(1).join(',')}`;
         })
         .join(';');
       const group = byKey.get(key);
@@ -151,9 +169,9 @@ export class OnnxInstance implements BackendInstance {
     const feeds: Record<string, TensorPayload> = {};
     // A batch of several requests is gathered into new buffers, which the session may take over.
     const transfer: ArrayBuffer[] = [];
-    for (const name of this.controls) {
+    for (const name of this.sequenceInputs) {
       if (!(name in first.inputs)) {
-        throw new InferenceError('INVALID_ARG', `${this.describe(first)}: no sequence control input '${name}' (the sequence batcher provides it)`);
+        throw new InferenceError('INVALID_ARG', `${this.describe(first)}: no sequence input '${name}' (the sequence batcher provides it)`);
       }
       feeds[name] = this.feed(batch, name, strings, transfer);
     }
@@ -164,6 +182,8 @@ export class OnnxInstance implements BackendInstance {
       }
       feeds[input.name] = this.feed(batch, input.name, strings, transfer);
     }
+    const batchInputs = batchInputTensors(this.model.config, batch);
+    for (const name in batchInputs) feeds[name] = toPayload(batchInputs[name]!, this.inputLabels.get(name)!);
 
     const fetches = this.fetches(batch);
     // onnxruntime refuses an empty fetch list; with no output configured there is nothing to run for.
@@ -171,14 +191,22 @@ export class OnnxInstance implements BackendInstance {
     const { outputs: results } = await this.slot.run(feeds, fetches, transfer);
     let batchSize = 0;
     for (const request of batch) batchSize += request.batchSize;
-    const outputs: Record<string, Tensor> = {};
-    for (const name in results) outputs[name] = this.output(name, results[name]!, batchSize);
-    return batch.length === 1 ? [outputs] : scatterBatchOutputs(batch, outputs);
+    const byBatchSize: Record<string, Tensor> = {};
+    const byInputShape: Record<string, Tensor> = {};
+    for (const name in results) {
+      const target = this.outputs.get(name)!.scatteredByInputShape ? byInputShape : byBatchSize;
+      target[name] = this.output(name, results[name]!, batchSize);
+    }
+    const perRequest = batch.length === 1 ? [byBatchSize] : scatterBatchOutputs(batch, byBatchSize);
+    for (const name in byInputShape) {
+      scatterWithInputShape(this.model.config, batch, name, byInputShape[name]!).forEach((tensor, i) => (perRequest[i]![name] = tensor));
+    }
+    return perRequest;
   }
 
   /** One input of a batch, stacked along the batch dimension, for the session. */
   private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings, transfer: ArrayBuffer[]): TensorPayload {
-    const tensor = gatherBatchInput(batch, name);
+    const tensor = gatherBatchInput(batch, name, { ragged: this.ragged.has(name) });
     const decoded = tensor.datatype === 'BYTES' ? batch.flatMap((request) => strings.get(request.inputs[name]!)!) : undefined;
     const payload = toPayload(tensor, this.inputLabels.get(name)!, decoded);
     if (batch.length > 1 && ArrayBuffer.isView(payload.data) && payload.data.buffer instanceof ArrayBuffer) transfer.push(payload.data.buffer);
@@ -193,13 +221,17 @@ export class OnnxInstance implements BackendInstance {
     return wanted.size > 0 ? [...wanted] : this.allOutputs;
   }
 
-  /** One output of a run in the config's shape, its first dimension checked against the batch size. */
+  /**
+   * One output of a run in the config's shape, its first dimension checked against the
+   * batch size; a batch output as the model gave it, for scatterWithInputShape.
+   */
   private output(name: string, value: TensorPayload, batchSize: number): Tensor {
-    const { config, datatype, label: what } = this.outputs.get(name)!;
+    const { dims, reshape, datatype, scatteredByInputShape, label: what } = this.outputs.get(name)!;
     const tensor = fromOrtTensor(value, datatype, what);
+    if (scatteredByInputShape) return tensor;
     if (this.model.scalarOutputs.has(name)) {
       // A scalar in the model is answered in the config's dims, as Triton does.
-      tensor.shape = [...(this.batching ? [batchSize] : []), ...config.dims];
+      tensor.shape = [...(this.batching ? [batchSize] : []), ...dims];
       if (elementCount(tensor.shape) !== tensor.data.length) {
         throw new InferenceError('INTERNAL', `${what}: the model returned a scalar, which cannot fill the configuration's shape ${shapeToString(tensor.shape)}`);
       }
@@ -211,7 +243,7 @@ export class OnnxInstance implements BackendInstance {
         `${what}: the model returned shape ${shapeToString(tensor.shape)}, whose first dimension should be the batch size ${batchSize}`,
       );
     }
-    if (config.reshape) tensor.shape = this.inConfigDims(tensor.shape, config.reshape.shape, config.dims, what);
+    if (reshape) tensor.shape = this.inConfigDims(tensor.shape, reshape, dims, what);
     return tensor;
   }
 

@@ -1,5 +1,5 @@
 import { InferenceError, dataTypeFromConfig, dataTypeToConfig, shapeToString } from '@tritium/core';
-import type { NormalizedModelConfig, NormalizedModelInput, NormalizedModelOutput } from '@tritium/core';
+import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core';
 import { controlInputNames, modelSideDims } from './config.js';
 import type { ModelSignature, TensorSignature } from './signature.js';
 
@@ -10,16 +10,20 @@ import type { ModelSignature, TensorSignature } from './signature.js';
  * and dims (the reshape when given) that fit the model's, with a variable first
  * dimension in the model when the config batches. An input's dims fit where the
  * model's dimension is variable (-1); an output's must equal the model's exactly, -1
- * included (Triton's compare_exact). Errors name both sides.
+ * included (Triton's compare_exact). The model's inputs also take the sequence
+ * controls, the batch inputs' targets and the sequence states' inputs, and its
+ * outputs give the states' outputs; a ragged input is [-1] in the model. Errors name
+ * both sides.
  */
 export function validateConfigAgainstModel(config: NormalizedModelConfig, signature: ModelSignature): void {
   const model = `unable to load model '${config.name}'`;
-  unsupportedFeatures(model, config);
   const inputs = config.input;
   const controls = controlInputNames(config);
-  const required = inputs.filter((t) => !t.optional).length + controls.length;
+  const batchInputs = config.batch_input.flatMap((b) => b.target_name.map((name) => ({ name, data_type: b.data_type })));
+  const states = config.sequence_batching?.state ?? [];
+  const required = inputs.filter((t) => !t.optional).length + controls.length + batchInputs.length + states.length;
   if (required !== signature.inputs.length) {
-    const listed = [...inputs, ...controls.map((name) => ({ name }))];
+    const listed = [...inputs, ...controls.map((name) => ({ name })), ...batchInputs, ...states.map((s) => ({ name: s.input_name }))];
     throw new InferenceError(
       'INVALID_ARG',
       `${model}, configuration expects ${required} inputs (${names(listed)}), model provides ${signature.inputs.length} (${names(signature.inputs)})`,
@@ -35,27 +39,55 @@ export function validateConfigAgainstModel(config: NormalizedModelConfig, signat
     if (tensor.optional && maxBatchSize !== 0) {
       throw new InferenceError('INVALID_ARG', `${model}, optional input '${tensor.name}' is not supported for models that support batching`);
     }
-    checkTensor(model, 'input', tensor, signature.inputs, maxBatchSize);
+    if (tensor.allow_ragged_batch) checkRagged(model, tensor, signature.inputs);
+    else checkTensor(model, 'input', tensor, signature.inputs, maxBatchSize, false);
   }
-  for (const tensor of config.output) checkTensor(model, 'output', tensor, signature.outputs, maxBatchSize);
+  // Batch inputs and batch outputs have the shapes the batch gives them: only their datatypes are checked.
+  for (const tensor of batchInputs) checkDatatype(model, 'batch input', tensor, signature.inputs);
+  const scattered = new Set(config.batch_output.flatMap((b) => b.target_name));
+  for (const tensor of config.output) {
+    if (scattered.has(tensor.name)) checkDatatype(model, 'batch output', tensor, signature.outputs);
+    else checkTensor(model, 'output', tensor, signature.outputs, maxBatchSize, true);
+  }
+  // Triton checks only a state output's datatype; its dims are checked here as an input's are.
+  for (const state of states) {
+    const { data_type, dims } = state;
+    checkTensor(model, 'state input', { name: state.input_name, data_type, dims }, signature.inputs, maxBatchSize, false);
+    checkTensor(model, 'state output', { name: state.output_name, data_type, dims }, signature.outputs, maxBatchSize, false);
+  }
 }
 
-function checkTensor(
-  model: string,
-  role: 'input' | 'output',
-  tensor: NormalizedModelInput | NormalizedModelOutput,
-  available: readonly TensorSignature[],
-  maxBatchSize: number,
-): void {
+/** What a check reads of a configured tensor (an input, output, or a sequence state's side). */
+interface ConfiguredTensor {
+  readonly name: string;
+  readonly data_type: string;
+  readonly dims: number[];
+  readonly reshape?: { readonly shape: number[] };
+}
+
+/** A ragged input reaches the model as all the batch's elements in one dimension, so the model must take [-1], as Triton requires. */
+function checkRagged(model: string, tensor: NormalizedModelInput, available: readonly TensorSignature[]): void {
+  const found = checkDatatype(model, 'input', tensor, available);
+  if (found.dims.length !== 1 || found.dims[0] !== -1) {
+    throw new InferenceError(
+      'INVALID_ARG',
+      `${model}, ragged input '${tensor.name}' (allow_ragged_batch) must have shape [-1] in the model, which gives ${shapeToString(found.dims)}`,
+    );
+  }
+}
+
+/** The model's tensor of that name, checked to have the configured datatype. */
+function checkDatatype(model: string, role: string, tensor: Pick<ConfiguredTensor, 'name' | 'data_type'>, available: readonly TensorSignature[]): TensorSignature {
   const found = available.find((t) => t.name === tensor.name);
   if (!found) {
     // Triton also accepts an initializer the model lets requests override (an optional
     // input), but onnxruntime's JavaScript API neither lists initializers nor feeds them.
     const initializerNote =
       role === 'input' ? ` (an overridable initializer cannot be an input here: onnxruntime's JavaScript API ignores feeds for initializers)` : '';
+    const kind = role.endsWith('input') ? 'input' : 'output';
     throw new InferenceError(
       'INVALID_ARG',
-      `${model}, configuration ${role} '${tensor.name}' is not in the model, whose ${role}s are: ${names(available)}${initializerNote}`,
+      `${model}, configuration ${role} '${tensor.name}' is not in the model, whose ${kind}s are: ${names(available)}${initializerNote}`,
     );
   }
   const configType = tensor.data_type;
@@ -71,7 +103,22 @@ function checkTensor(
       `${model}, configuration expects datatype ${configType} for ${role} '${tensor.name}', model provides ${dataTypeToConfig(found.datatype)}`,
     );
   }
+  return found;
+}
 
+/**
+ * Datatype, then dims: `exact` compares -1 with -1 only (Triton's compare_exact for
+ * outputs); otherwise a variable dimension in the model fits any configured one.
+ */
+function checkTensor(
+  model: string,
+  role: string,
+  tensor: ConfiguredTensor,
+  available: readonly TensorSignature[],
+  maxBatchSize: number,
+  exact: boolean,
+): void {
+  const found = checkDatatype(model, role, tensor, available);
   const dims = modelSideDims(tensor);
   const what = tensor.reshape ? 'reshape' : 'dims';
   if (found.dims.length === 0) {
@@ -95,7 +142,6 @@ function checkTensor(
     }
     modelDims = found.dims.slice(1);
   }
-  const exact = role === 'output';
   const fits = modelDims.length === dims.length && modelDims.every((d, i) => d === dims[i] || (!exact && d === -1));
   if (!fits) {
     const batchNote = maxBatchSize > 0 ? ' (without the batch dimension)' : '';
@@ -104,17 +150,6 @@ function checkTensor(
       'INVALID_ARG',
       `${model}, ${role} '${tensor.name}' has dims ${shapeToString(modelDims)} in the model${batchNote} but ${what} ${shapeToString(dims)} in the configuration${exactNote}`,
     );
-  }
-}
-
-/** Config features whose tensors this backend would have to make itself, which it does not (yet). */
-function unsupportedFeatures(model: string, config: NormalizedModelConfig): void {
-  const features: string[] = [];
-  if (config.batch_input.length > 0) features.push('batch_input');
-  if (config.batch_output.length > 0) features.push('batch_output');
-  if ((config.sequence_batching?.state.length ?? 0) > 0) features.push('sequence_batching.state (implicit state)');
-  if (features.length > 0) {
-    throw new InferenceError('UNSUPPORTED', `${model}, the ONNX backend does not support ${features.join(', ')} yet`);
   }
 }
 

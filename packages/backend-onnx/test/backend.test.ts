@@ -79,7 +79,7 @@ describe('execute()', () => {
     expect(Array.from(ok!.OUTPUT0!.data as Float32Array)).toEqual(range(16, 1));
     const lacking = request({ INPUT0: fp32(range(16), [1, 16]) }, ['OUTPUT0']);
     const [missing] = (await instances[0]!.execute([lacking]))!;
-    expect(missing).toMatchObject({ code: 'INVALID_ARG', message: `model 'controls' request '${lacking.id}': no sequence control input 'INPUT1' (the sequence batcher provides it)` });
+    expect(missing).toMatchObject({ code: 'INVALID_ARG', message: `model 'controls' request '${lacking.id}': no sequence input 'INPUT1' (the sequence batcher provides it)` });
   });
 
   test('a cancelled request is answered CANCELLED and the others run', async () => {

@@ -204,10 +204,10 @@ describe('model files that cannot serve', () => {
     expect(error.message).toMatch(/unable to find '.*\/1\/empty\.onnx\/model\.onnx'/);
   });
 
-  test('config features whose tensors the backend would have to make are UNSUPPORTED', async () => {
+  test('a batch input counts as a model input', async () => {
     const error = await loadError('add_sub', addSub({}, { batch_input: [{ kind: 'BATCH_ELEMENT_COUNT', target_name: ['N'], data_type: 'TYPE_FP32', source_input: ['INPUT0'] }] }));
-    expect(error.code).toBe('UNSUPPORTED');
-    expect(error.message).toMatch(/does not support batch_input/);
+    expect(error.code).toBe('INVALID_ARG');
+    expect(error.message).toMatch(/configuration expects 3 inputs \('INPUT0', 'INPUT1', 'N'\), model provides 2/);
   });
 
   test('bfloat16 tensors are UNSUPPORTED', async () => {

@@ -37,7 +37,7 @@ export class DeadlineHeap<T> {
     while (index > 0) {
       const parentIndex = (index - 1) >> 1;
       const parent = this.slots[parentIndex];
-      if (parent.deadline <= slot.deadline) break;
+      if (!expiresBefore(slot, parent)) break;
       this.place(parent, index);
       index = parentIndex;
     }
@@ -50,8 +50,8 @@ export class DeadlineHeap<T> {
     for (;;) {
       let child = 2 * index + 1;
       if (child >= count) break;
-      if (child + 1 < count && this.slots[child + 1].deadline < this.slots[child].deadline) child++;
-      if (this.slots[child].deadline >= slot.deadline) break;
+      if (child + 1 < count && expiresBefore(this.slots[child + 1], this.slots[child])) child++;
+      if (!expiresBefore(this.slots[child], slot)) break;
       this.place(this.slots[child], index);
       index = child;
     }
@@ -62,4 +62,9 @@ export class DeadlineHeap<T> {
     this.slots[index] = slot;
     slot.heapIndex = index;
   }
+}
+
+/** Earlier deadline first; equal deadlines in arrival order, so expiries keep FIFO order. */
+function expiresBefore<T>(a: QueueSlot<T>, b: QueueSlot<T>): boolean {
+  return a.deadline < b.deadline || (a.deadline === b.deadline && a.arrival < b.arrival);
 }

@@ -29,8 +29,8 @@ class Level<T> {
     readonly policy: QueuePolicy,
     readonly waiting: SlotList<T>,
     readonly delayed: SlotList<T>,
-    /** built once, so refusing under load builds no strings */
-    readonly fullReason: string,
+    /** built once, so refusing under load builds nothing */
+    readonly refusal: EnqueueResult,
   ) {}
 
   get size(): number {
@@ -58,6 +58,7 @@ export class PriorityQueue<T extends QueuedItem> {
   /** REJECT expiries not yet taken, in deadline order */
   private expired: QueueSlot<T>[] = [];
   private readonly defaultLevelIndex: number;
+  private arrivals = 0;
 
   constructor(private readonly options: PriorityQueueOptions) {
     const levelCount = Math.max(1, options.priorityLevels);
@@ -68,7 +69,7 @@ export class PriorityQueue<T extends QueuedItem> {
       const waiting = new SlotList<T>(this.lists.length);
       const delayed = new SlotList<T>(this.lists.length + 1);
       this.lists.push(waiting, delayed);
-      this.levels.push(new Level(policy, waiting, delayed, reason));
+      this.levels.push(new Level(policy, waiting, delayed, Object.freeze({ queued: false, reason })));
     }
     this.defaultLevelIndex = options.priorityLevels > 0 ? options.defaultPriorityLevel - 1 : 0;
   }
@@ -83,9 +84,9 @@ export class PriorityQueue<T extends QueuedItem> {
     const level = this.levels[this.levelIndex(item.priority)];
     const { maxQueueSize } = level.policy;
     // Triton refuses the newcomer; nothing already queued is dropped.
-    if (maxQueueSize > 0 && level.size >= maxQueueSize) return { queued: false, reason: level.fullReason };
+    if (maxQueueSize > 0 && level.size >= maxQueueSize) return level.refusal;
     const timeout = queueTimeout(level.policy, item.timeoutMicroseconds);
-    const slot = new QueueSlot(item, now, timeout > 0 ? now + timeout : Infinity);
+    const slot = new QueueSlot(item, this.arrivals++, now, timeout > 0 ? now + timeout : Infinity);
     level.waiting.push(slot);
     this.slots.set(item, slot);
     if (timeout > 0) this.deadlines.push(slot);

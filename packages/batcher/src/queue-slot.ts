@@ -15,6 +15,8 @@ export class QueueSlot<T> {
 
   constructor(
     readonly item: T,
+    /** arrival number: orders slots whose deadlines are equal */
+    readonly arrival: number,
     /** clock time (µs) of the enqueue: the queue delay counts from here */
     readonly enqueuedAt: number,
     /** clock time (µs) the queue timeout expires; Infinity for none */

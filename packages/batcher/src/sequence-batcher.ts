@@ -132,6 +132,8 @@ export class SequenceBatcher<T extends SequenceItem> {
   /**
    * When nextBatch or takeReleased may give something new: the next idle deadline, or the delay
    * deadline an instance's last nextBatch chose to wait for (an instance that is busy has none).
+   * At that time call takeReleased, and nextBatch for each free instance (a released slot may
+   * have seated a backlogged sequence).
    */
   wakeAt(): number | undefined {
     if (this.released.length > 0) return this.clock.now();
@@ -145,6 +147,11 @@ export class SequenceBatcher<T extends SequenceItem> {
   /** The server is stopping: no new sequences, live ones finish, nothing waits for a delay. */
   drain(): void {
     this.draining = true;
+    // Instances waiting for a delay may send now: wakeAt says so.
+    const now = this.clock.now();
+    this.waitUntil.forEach((at, instance) => {
+      if (at !== undefined) this.waitUntil[instance] = now;
+    });
   }
 
   /** Whether the sequence has started and has not ended or been released. */

@@ -330,10 +330,13 @@ describe('remove', () => {
 
 describe('drain', () => {
   it('refuses new and restarting STARTs, accepts items of live sequences, stops waiting for delays', () => {
-    const { batcher, accept } = setup({ slotsPerInstance: 4, minimumSlotUtilization: 1, maxQueueDelayMicroseconds: 100 });
+    const { batcher, clock, accept } = setup({ slotsPerInstance: 4, minimumSlotUtilization: 1, maxQueueDelayMicroseconds: 100 });
     accept(start('a'));
     expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.wakeAt()).toBe(100);
+    clock.advance(10);
     batcher.drain();
+    expect(batcher.wakeAt()).toBe(10);
     expect(batcher.enqueue(start('b'))).toEqual({ accepted: false, reason: 'draining' });
     expect(batcher.enqueue(start('a'))).toEqual({ accepted: false, reason: 'draining' });
     const first = batcher.nextBatch(0)!;

@@ -21,3 +21,6 @@ export type {
 export { gatherBatchInput, scatterBatchOutputs } from './backend/batch.js';
 export type { ModelStatistics, DurationStat, BatchStat } from './observability/statistics.js';
 export type { SequenceOptions } from './scheduling/inference-request.js';
+export { batchInputTensor, batchInputTensors, type BatchInputConfig } from './backend/batch-inputs.js';
+export { scatterWithInputShape } from './backend/batch-outputs.js';
+export type { GatherOptions } from './backend/batch.js';

@@ -4,18 +4,31 @@ import { elementCount, shapeToString } from '../tensor/shape.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { BackendRequest } from './backend.js';
 
+/** How gatherBatchInput joins an input. */
+export interface GatherOptions {
+  /**
+   * The input allows a ragged batch (`allow_ragged_batch`): the requests' tensors may
+   * differ in shape and are joined end to end into one dimension, as Triton's backends
+   * give a ragged input to the model (the model finds each request's part through a
+   * batch input, see batchInputTensors).
+   */
+  readonly ragged?: boolean;
+}
+
 /**
  * Joins one input of several requests along the batch dimension, for a backend
- * that runs a batch in one call. The requests must agree on every other dimension.
+ * that runs a batch in one call. The requests must agree on every other dimension,
+ * unless the input is ragged.
  */
-export function gatherBatchInput(requests: readonly BackendRequest[], name: string): Tensor {
+export function gatherBatchInput(requests: readonly BackendRequest[], name: string, options: GatherOptions = {}): Tensor {
   const first = requireInput(requests[0]!, name);
-  if (requests.length === 1) return first;
+  const ragged = options.ragged ?? false;
+  if (requests.length === 1) return ragged ? { ...first, shape: [first.data.length] } : first;
   const parts = [first.data];
   let rows = first.shape[0] ?? 1;
   for (let i = 1; i < requests.length; i++) {
     const tensor = requireInput(requests[i]!, name);
-    if (tensor.datatype !== first.datatype || !sameTail(tensor.shape, first.shape)) {
+    if (tensor.datatype !== first.datatype || (!ragged && !sameTail(tensor.shape, first.shape))) {
       throw new InferenceError(
         'INVALID_ARG',
         `input '${name}': cannot batch shape ${shapeToString(tensor.shape)} (${tensor.datatype}) with ${shapeToString(first.shape)} (${first.datatype})`,
@@ -24,7 +37,8 @@ export function gatherBatchInput(requests: readonly BackendRequest[], name: stri
     rows += tensor.shape[0] ?? 1;
     parts.push(tensor.data);
   }
-  return { datatype: first.datatype, shape: [rows, ...first.shape.slice(1)], data: concatTensorData(first.datatype, parts) };
+  const data = concatTensorData(first.datatype, parts);
+  return { datatype: first.datatype, shape: ragged ? [data.length] : [rows, ...first.shape.slice(1)], data };
 }
 
 /**
@@ -63,7 +77,8 @@ export function scatterBatchOutputs(
   return perRequest;
 }
 
-function requireInput(request: BackendRequest, name: string): Tensor {
+/** A request's input, or INVALID_ARG naming the request. */
+export function requireInput(request: BackendRequest, name: string): Tensor {
   const tensor = request.inputs[name];
   if (!tensor) throw new InferenceError('INVALID_ARG', `${request.modelName}: request '${request.id}' has no input '${name}'`);
   return tensor;
