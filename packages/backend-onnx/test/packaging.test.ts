@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const fromRoot = createRequire(join(root, 'package.json'));
 const manifest = fromRoot('./package.json') as { packageManager: string; devDependencies: Record<string, string> };
 const run = promisify(execFile);
-const PACKAGES = ['@tritium/core', '@tritium/backend-onnx'];
+const PACKAGES = ['@tritium/batcher', '@tritium/core', '@tritium/backend-onnx'];
 
 // tiny.onnx: OUTPUT0 = INPUT0 + 1, shape [batch, 1].
 const TINY_CONFIG = `backend: "onnxruntime"
@@ -88,7 +88,7 @@ describe('the packed packages, installed with npm', () => {
       await mkdir(app);
       await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'tritium-packaging-app', private: true }));
       const packed = (await readdir(tarballs)).map((file) => join(tarballs, file));
-      expect(packed).toHaveLength(2);
+      expect(packed).toHaveLength(PACKAGES.length);
       // onnxruntime-node's install script downloads GPU binaries; the CPU ones ship in the package.
       await run('npm', ['install', '--no-audit', '--no-fund', ...packed, `@types/node@${manifest.devDependencies['@types/node']}`], {
         cwd: app,

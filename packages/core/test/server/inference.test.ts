@@ -71,7 +71,7 @@ describe('infer()', () => {
       ['negative priority', { inputs: { INPUT0: fp32([4]) }, priority: -1 }, 'INVALID_ARG', /`priority` must be a non-negative integer/],
       ['priority as a string', { inputs: { INPUT0: fp32([4]) }, priority: '1' as never }, 'INVALID_ARG', /`priority` must be a non-negative integer, got "1"/],
       ['sequence not an object', { inputs: { INPUT0: fp32([4]) }, sequence: 7 as never }, 'INVALID_ARG', /`sequence` must be an object/],
-      ['negative sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: -1 } }, 'INVALID_ARG', /`sequence.id` must be a non-negative integer or a non-empty string, got -1/],
+      ['negative sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: -1 } }, 'INVALID_ARG', /`sequence.id` must be a non-negative integer \(a bigint up to 2\^64-1\) or a non-empty string, got -1/],
       ['fractional sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: 0.5 } }, 'INVALID_ARG', /`sequence.id`/],
       ['empty sequence id', { inputs: { INPUT0: fp32([4]) }, sequence: { id: '' } }, 'INVALID_ARG', /`sequence.id`.*got ""/],
       ['sequence start not a boolean', { inputs: { INPUT0: fp32([4]) }, sequence: { id: 1, start: 1 as never } }, 'INVALID_ARG', /`sequence.start` must be a boolean, got 1/],
