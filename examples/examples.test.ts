@@ -26,4 +26,40 @@ describe('examples', () => {
     expect(stdout).toMatch(/a wrong shape is refused: INVALID_ARG/);
     expect(stdout).toContain('statistics: 2 inferences in 1 executions, success 1');
   });
+
+  it('dynamic-batching serves the MLP with and without a dynamic batcher to 64 concurrent callers', async () => {
+    const { stdout } = await run('examples/dynamic-batching/main.ts');
+    expect(stdout).toContain('mlp_plain: READY, max_batch_size 64, default scheduler (no dynamic_batching)');
+    expect(stdout).toContain('mlp_batched: READY, max_batch_size 64, dynamic_batching (max_queue_delay_microseconds 500)');
+    const line = (model: string) => {
+      const match = new RegExp(
+        `${model}\\s*: (\\d+) requests, \\d+ req/s, p50 [\\d.]+ ms, p99 [\\d.]+ ms, mean batch size ([\\d.]+) \\((\\d+) inferences in (\\d+) executions\\), all (\\d+) outputs FP32 \\[1,256\\] each equal to its row's lone answer`,
+      ).exec(stdout);
+      expect(match, `${model}'s line in:\n${stdout}`).not.toBeNull();
+      const [, requests, meanBatch, inferences, executions, checked] = match!;
+      expect(Number(requests)).toBeGreaterThan(0);
+      expect(checked).toBe(requests);
+      expect(inferences).toBe(requests);
+      return { meanBatch: Number(meanBatch), executions: Number(executions), inferences: Number(inferences) };
+    };
+    const plain = line('mlp_plain');
+    expect(plain.meanBatch).toBe(1);
+    expect(plain.executions).toBe(plain.inferences);
+    const batched = line('mlp_batched');
+    expect(batched.meanBatch).toBeGreaterThan(1);
+    expect(batched.executions).toBeLessThan(batched.inferences);
+    expect(stdout).toMatch(/speed-up with dynamic batching: [\d.]+x requests\/s/);
+  });
+
+  it('sequence keeps a running sum per sequence in implicit state, for numeric, bigint and string ids', async () => {
+    const { stdout } = await run('examples/sequence/main.ts');
+    expect(stdout).toMatch(/accumulator v1: READY/);
+    expect(stdout).toContain("round 2: 1: +2 = 3; 18446744073709551615n: +20 = 30; 'session-a': +1.5 = 2");
+    expect(stdout).toContain('sequence 1: 1 3 6 10');
+    expect(stdout).toContain('sequence 18446744073709551615n: 10 30 60');
+    expect(stdout).toContain("sequence 'session-a': 0.5 2 4 8 16");
+    expect(stdout).toMatch(/A sequence that was never started: INVALID_ARG: model 'accumulator' version 1 request '\d+': sequence with correlation id 99 is not started/);
+    expect(stdout).toMatch(/Statistics: accumulator v1: 12 inferences in \d+ executions, success 12, fail 1/);
+    expect(stdout).toMatch(/server stopped in \d+ ms/);
+  });
 });
