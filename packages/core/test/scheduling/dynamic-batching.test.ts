@@ -94,12 +94,13 @@ describe('dynamic batching', () => {
     });
 
     it('fails a request whose queue timeout expires (REJECT) with UNAVAILABLE, promptly, counted as a failure', async () => {
-      const { server, infer, batchIds } = await serve('default_queue_policy { timeout_action: REJECT default_timeout_microseconds: 10000 }', { maxBatchSize: 1, delayMs: 60 });
+      const { server, infer, batchIds } = await serve('default_queue_policy { timeout_action: REJECT default_timeout_microseconds: 10000 }', { maxBatchSize: 1, delayMs: 300 });
       const busy = infer(0);
       await sleep(5);
       const started = performance.now();
       const expired = await rejection(infer(1));
-      expect(performance.now() - started).toBeLessThan(45);
+      // Long before the busy instance frees (300 ms).
+      expect(performance.now() - started).toBeLessThan(200);
       expect(expired.code).toBe('UNAVAILABLE');
       expect(expired.message).toMatch(/Request timeout expired/);
       await busy;
@@ -108,11 +109,12 @@ describe('dynamic batching', () => {
     });
 
     it('runs an expired request later instead (DELAY), behind the others', async () => {
-      const { infer, batchIds } = await serve('default_queue_policy { timeout_action: DELAY default_timeout_microseconds: 5000 }', { maxBatchSize: 1, delayMs: 20 });
+      const { infer, batchIds } = await serve('default_queue_policy { timeout_action: DELAY default_timeout_microseconds: 50000 }', { maxBatchSize: 1, delayMs: 100 });
       const busy = infer(0);
       await sleep(2);
       const delayed = infer(1);
-      await sleep(12);
+      // Request 2 arrives after request 1's timeout (at ~52 ms), and its own timeout has not passed when the instance frees (100 ms).
+      await sleep(58);
       await Promise.all([busy, delayed, infer(2)]);
       expect(batchIds().flat()).toEqual(['0', '2', '1']);
     });
