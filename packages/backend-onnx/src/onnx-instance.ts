@@ -182,8 +182,10 @@ export class OnnxInstance implements BackendInstance {
       }
       feeds[input.name] = this.feed(batch, input.name, strings, transfer);
     }
-    const batchInputs = batchInputTensors(this.model.config, batch);
-    for (const name in batchInputs) feeds[name] = toPayload(batchInputs[name]!, this.inputLabels.get(name)!);
+    if (this.model.config.batch_input.length > 0) {
+      const batchInputs = batchInputTensors(this.model.config, batch);
+      for (const name in batchInputs) feeds[name] = toPayload(batchInputs[name]!, this.inputLabels.get(name)!);
+    }
 
     const fetches = this.fetches(batch);
     // onnxruntime refuses an empty fetch list; with no output configured there is nothing to run for.

@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from './clock.js';
+import { preferredBatchCount, type PreferredBatchRule } from './preferred-batch-rule.js';
 import { PriorityQueue, type EnqueueResult, type QueuedItem } from './priority-queue.js';
 import type { QueuePolicy } from './queue-policy.js';
 
@@ -43,8 +44,7 @@ export class DynamicBatcher<T extends BatchItem> {
   private readonly queue: PriorityQueue<T>;
   private readonly maxBatchSize: number;
   private readonly preferredSizes: ReadonlySet<number>;
-  private readonly largestPreferredSize: number;
-  private readonly queueDelay: number;
+  private readonly rule: PreferredBatchRule;
   private flushing = false;
   /** oldest enqueue time among the items the last plan() looked at */
   private runStartedAt = 0;
@@ -58,8 +58,7 @@ export class DynamicBatcher<T extends BatchItem> {
     this.maxBatchSize = options.maxBatchSize;
     const preferred = options.preferredBatchSizes.length > 0 ? options.preferredBatchSizes : [options.maxBatchSize];
     this.preferredSizes = new Set(preferred);
-    this.largestPreferredSize = Math.max(...preferred);
-    this.queueDelay = options.maxQueueDelayMicroseconds;
+    this.rule = { largestPreferredSize: Math.max(...preferred), maxQueueDelayMicroseconds: options.maxQueueDelayMicroseconds };
   }
 
   /** Queues `item`, or refuses it when its priority level's queue is full. */
@@ -90,6 +89,22 @@ export class DynamicBatcher<T extends BatchItem> {
     return this.queue.takeExpired();
   }
 
+  /** Takes every item out, expired ones included (nothing will run them: the model stops or cannot run). */
+  clear(): T[] {
+    const all = this.queue.takeExpired();
+    while (this.queue.size > 0) all.push(this.queue.shift());
+    return all;
+  }
+
+  /**
+   * The earliest queue-timeout deadline (µs) still to act on, without the queue delay:
+   * all an adapter needs to wake for while no instance is free to take a batch.
+   */
+  nextTimeout(): number | undefined {
+    this.queue.expire(this.clock.now());
+    return this.queue.nextDeadline();
+  }
+
   /**
    * Clock time (µs) when nextBatch() or takeExpired() may give something new: the
    * queue delay's expiry while a batch is waiting for it, or the earliest queue
@@ -97,11 +112,9 @@ export class DynamicBatcher<T extends BatchItem> {
    * nothing is pending on time (a batch ready now waits for an instance, not a time).
    */
   wakeAt(): number | undefined {
-    const now = this.clock.now();
-    this.queue.expire(now);
-    const deadline = this.queue.nextDeadline();
-    if (this.queue.size === 0 || this.plan(now) > 0) return deadline;
-    const delayExpiry = this.runStartedAt + this.queueDelay;
+    const deadline = this.nextTimeout();
+    if (this.queue.size === 0 || this.plan(this.clock.now()) > 0) return deadline;
+    const delayExpiry = this.runStartedAt + this.rule.maxQueueDelayMicroseconds;
     return deadline === undefined ? delayExpiry : Math.min(deadline, delayExpiry);
   }
 
@@ -134,7 +147,7 @@ export class DynamicBatcher<T extends BatchItem> {
       const itemRows = Math.max(1, item.batchSize);
       if (count > 0) {
         // Growing past every preferred size: without a preferred hit, what came before is the best batch.
-        if (preferredCount === 0 && rows + itemRows > this.largestPreferredSize) preferredCount = count;
+        if (preferredCount === 0 && rows + itemRows > this.rule.largestPreferredSize) preferredCount = count;
         if (rows + itemRows > this.maxBatchSize || !sameBatch(batchKey, item.batchKey)) {
           cutShort = true;
           break;
@@ -147,10 +160,7 @@ export class DynamicBatcher<T extends BatchItem> {
       if (this.preferredSizes.has(rows)) preferredCount = count;
     }
     this.runStartedAt = oldest;
-    const delayExpired = this.flushing || (this.queueDelay > 0 && now - oldest >= this.queueDelay);
-    if (preferredCount > 0 && !delayExpired) return preferredCount;
-    if (delayExpired || cutShort || this.queueDelay === 0 || rows >= this.largestPreferredSize) return count;
-    return 0;
+    return preferredBatchCount({ count, rows, preferredCount, cutShort, oldest }, this.rule, now, !this.flushing);
   }
 }
 

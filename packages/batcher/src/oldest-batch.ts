@@ -1,4 +1,5 @@
 import type { BatchChoice } from './batch-choice.js';
+import { preferredBatchCount } from './preferred-batch-rule.js';
 import type { Sequence, SequenceItem } from './sequence.js';
 
 export interface OldestBatchRules {
@@ -9,12 +10,8 @@ export interface OldestBatchRules {
 
 /**
  * Triton's oldest strategy for one instance: the candidates are the ready head items of the
- * instance's sequences, in the order they became ready, and Triton's dynamic-batcher rule picks
- * how many go (each sequence item counts 1):
- * - the largest preferred size the candidates reach, at once, unless the delay has passed;
- * - otherwise all of them (up to maxBatchSize) when they fill the largest preferred size (or
- *   maxBatchSize), overflow maxBatchSize, there is no delay, or the delay has passed;
- * - otherwise wait until the oldest candidate has waited the delay.
+ * instance's sequences, in the order they became ready, and Triton's dynamic-batcher rule
+ * (preferredBatchCount, each sequence item one row) picks how many go, up to maxBatchSize.
  * `waitForDelay` false (draining) treats the delay as passed.
  */
 export function chooseOldestBatch<T extends SequenceItem>(
@@ -29,15 +26,18 @@ export function chooseOldestBatch<T extends SequenceItem>(
   if (candidates.length === 0) return undefined;
 
   const pending = candidates.slice(0, rules.maxBatchSize);
-  const sizes = rules.preferredBatchSizes.filter((size) => size <= rules.maxBatchSize);
-  const bestPreferred = Math.max(0, ...sizes.filter((size) => size <= pending.length));
+  const listed = rules.preferredBatchSizes.filter((size) => size <= rules.maxBatchSize);
+  // As Triton's config normalization: no preferred size means max_batch_size.
+  const sizes = listed.length > 0 ? listed : [rules.maxBatchSize];
   const oldest = pending[0].headReadyAt;
-  const delay = rules.maxQueueDelayMicroseconds;
-  const delayPassed = !waitForDelay || (delay > 0 && now - oldest >= delay);
-
-  if (bestPreferred > 0 && !delayPassed) return { take: pending.slice(0, bestPreferred) };
-  const full = sizes.length > 0 ? Math.max(...sizes) : rules.maxBatchSize;
-  const overflow = candidates.length > rules.maxBatchSize;
-  if (overflow || pending.length >= full || delay === 0 || delayPassed) return { take: pending };
-  return { waitUntil: oldest + delay };
+  const run = {
+    count: pending.length,
+    rows: pending.length,
+    preferredCount: Math.max(0, ...sizes.filter((size) => size <= pending.length)),
+    cutShort: candidates.length > rules.maxBatchSize,
+    oldest,
+  };
+  const rule = { largestPreferredSize: Math.max(...sizes), maxQueueDelayMicroseconds: rules.maxQueueDelayMicroseconds };
+  const send = preferredBatchCount(run, rule, now, waitForDelay);
+  return send > 0 ? { take: pending.slice(0, send) } : { waitUntil: oldest + rules.maxQueueDelayMicroseconds };
 }

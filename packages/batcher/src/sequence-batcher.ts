@@ -122,6 +122,21 @@ export class SequenceBatcher<T extends SequenceItem> {
     return true;
   }
 
+  /** Takes every queued item out (nothing will run them: the model stops or cannot run); running items still complete. */
+  clear(): T[] {
+    const taken: T[] = [];
+    const now = this.clock.now();
+    for (const sequence of this.sequences.values()) {
+      for (const item of sequence.takeQueued()) {
+        this.owners.delete(item);
+        taken.push(item);
+      }
+      if (sequence.idle) this.idle.markIdle(sequence, now);
+    }
+    this.queuedCount = 0;
+    return taken;
+  }
+
   takeReleased(): string[] {
     this.releaseIdle();
     const released = this.released;

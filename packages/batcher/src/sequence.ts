@@ -81,6 +81,11 @@ export class Sequence<T extends SequenceItem> {
     this.lastCompletedAt = now;
   }
 
+  /** Takes out every queued item (a running one stays until it completes). */
+  takeQueued(): T[] {
+    return this.queue.splice(0).map((queued) => queued.item);
+  }
+
   /** Drops a queued item; false when it is not queued here. */
   remove(item: T): boolean {
     const index = this.queue.findIndex((queued) => queued.item === item);

@@ -373,6 +373,27 @@ describe('DynamicBatcher: remove()', () => {
   });
 });
 
+describe('DynamicBatcher: clear() and nextTimeout()', () => {
+  it('clear() takes out every item, expired REJECT ones included, and leaves nothing to wake for', () => {
+    const { clock, batcher, add } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000, defaultQueuePolicy: { ...noLimits, defaultTimeoutMicroseconds: 100 } });
+    add('a');
+    clock.advance(200);
+    add('b', 'c');
+    expect(batcher.clear().map((i) => i.name).sort()).toEqual(['a', 'b', 'c']);
+    expect(batcher.size).toBe(0);
+    expect(batcher.wakeAt()).toBeUndefined();
+    expect(batcher.takeExpired()).toEqual([]);
+  });
+
+  it('nextTimeout() gives the earliest timeout deadline, not the queue delay', () => {
+    const { start, batcher, add } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 100, defaultQueuePolicy: { ...noLimits, defaultTimeoutMicroseconds: 500 } });
+    expect(batcher.nextTimeout()).toBeUndefined();
+    add('a');
+    expect(batcher.wakeAt()).toBe(start + 100);
+    expect(batcher.nextTimeout()).toBe(start + 500);
+  });
+});
+
 describe('DynamicBatcher: under load', () => {
   it('handles 100k enqueues, removals and batches in linear time', () => {
     const { clock, batcher } = setup({

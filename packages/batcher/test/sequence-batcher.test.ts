@@ -328,6 +328,23 @@ describe('remove', () => {
   });
 });
 
+describe('clear', () => {
+  it('takes out every queued item; a running item still completes and the sequence idles out', () => {
+    const { clock, batcher, accept } = setup({ maxSequenceIdleMicroseconds: 100 });
+    const running = start('a');
+    accept(running, step('a'), start('b'));
+    const batch = batcher.nextBatch(0)!;
+    expect(names(batch)).toEqual(['a:start', 'b:start']);
+    accept(step('b'));
+    expect(batcher.clear().map((item) => item.name).sort()).toEqual(['a:step', 'b:step']);
+    expect(batcher.size).toBe(0);
+    expect(batcher.nextBatch(0)).toBeUndefined();
+    batcher.completed(batch);
+    clock.advance(100);
+    expect(batcher.takeReleased().sort()).toEqual(['a', 'b']);
+  });
+});
+
 describe('drain', () => {
   it('refuses new and restarting STARTs, accepts items of live sequences, stops waiting for delays', () => {
     const { batcher, clock, accept } = setup({ slotsPerInstance: 4, minimumSlotUtilization: 1, maxQueueDelayMicroseconds: 100 });

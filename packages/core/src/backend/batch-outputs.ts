@@ -1,10 +1,9 @@
 import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
-import { sliceTensorData } from '../tensor/data.js';
 import { elementCount, shapeToString } from '../tensor/shape.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { BackendRequest } from './backend.js';
-import { requireInput } from './batch.js';
+import { requireInput, splitByShapes } from './batch.js';
 
 /**
  * Splits one output of a batch that the config names in a `batch_output` of kind
@@ -41,11 +40,5 @@ export function scatterWithInputShape(
         `but the shapes of input '${source}' ask for ${total} (${shapes.map(shapeToString).join(', ')})`,
     );
   }
-  let offset = 0;
-  return shapes.map((shape) => {
-    const end = offset + elementCount(shape);
-    const piece: Tensor = { datatype: tensor.datatype, shape, data: sliceTensorData(tensor.datatype, tensor.data, offset, end) };
-    offset = end;
-    return piece;
-  });
+  return splitByShapes(tensor, shapes);
 }

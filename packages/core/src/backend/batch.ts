@@ -62,19 +62,21 @@ export function scatterBatchOutputs(
       perRequest[0]![name] = tensor;
       continue;
     }
-    const rowSize = total === 0 ? 0 : elementCount(tensor.shape) / total;
-    let offset = 0;
-    requests.forEach((request, i) => {
-      const end = offset + request.batchSize * rowSize;
-      perRequest[i]![name] = {
-        datatype: tensor.datatype,
-        shape: [request.batchSize, ...tensor.shape.slice(1)],
-        data: sliceTensorData(tensor.datatype, tensor.data, offset, end),
-      };
-      offset = end;
-    });
+    const tail = tensor.shape.slice(1);
+    splitByShapes(tensor, requests.map((request) => [request.batchSize, ...tail])).forEach((piece, i) => (perRequest[i]![name] = piece));
   }
   return perRequest;
+}
+
+/** Cuts a tensor's data end to end into pieces of the given shapes (which must add up to it); pieces share its memory. */
+export function splitByShapes(tensor: Tensor, shapes: readonly number[][]): Tensor[] {
+  let offset = 0;
+  return shapes.map((shape) => {
+    const end = offset + elementCount(shape);
+    const piece: Tensor = { datatype: tensor.datatype, shape, data: sliceTensorData(tensor.datatype, tensor.data, offset, end) };
+    offset = end;
+    return piece;
+  });
 }
 
 /** A request's input, or INVALID_ARG naming the request. */

@@ -2,7 +2,7 @@ import { requestShape } from '../config/request-shape.js';
 import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { RequestParameters, ValidatedRequest } from '../scheduling/inference-request.js';
-import { checkSequenceOptions, checkSequenceRequest } from './sequence-request.js';
+import { checkSequenceOptions, sequenceRequestCheck } from './sequence-request.js';
 import { describeValue } from '../tensor/convert.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
 import { mapVariableDims, shapeMatches, shapeToString } from '../tensor/shape.js';
@@ -30,9 +30,12 @@ export class RequestValidator {
   private readonly outputs: ReadonlySet<string>;
   private readonly allOutputs: readonly string[];
   private readonly maxBatchSize: number;
+  /** A sequence batching model's own rules for requests; undefined for other models. */
+  private readonly checkSequenceRequest: ReturnType<typeof sequenceRequestCheck> | undefined;
 
   constructor(private readonly config: NormalizedModelConfig) {
     this.maxBatchSize = config.max_batch_size ?? 0;
+    this.checkSequenceRequest = config.sequence_batching ? sequenceRequestCheck(config) : undefined;
     for (const input of config.input ?? []) {
       this.inputs.set(input.name!, {
         datatype: dataTypeFromConfig(input.data_type!),
@@ -84,7 +87,7 @@ export class RequestValidator {
       throw invalid(`missing input ${quoteList(this.requiredInputs.filter((name) => !Object.hasOwn(inputs, name)))}`);
     }
     const sequence = checkSequenceOptions(request.sequence);
-    if (this.config.sequence_batching) checkSequenceRequest(this.config, sequence, batchSize === -1 ? 1 : batchSize);
+    this.checkSequenceRequest?.(sequence, batchSize === -1 ? 1 : batchSize);
     return {
       id: request.id ?? String(++nextRequestId),
       inputs,

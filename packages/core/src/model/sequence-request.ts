@@ -35,27 +35,29 @@ export function checkSequenceOptions(sequence: unknown): SequenceOptions | undef
 /**
  * Triton's rules for a request to a sequence-batching model: it names its sequence
  * with a non-zero (or non-empty) correlation id of the kind the CORRID control takes,
- * and has batch size 1.
+ * and has batch size 1. Built once per model: the CORRID type is looked up here.
  */
-export function checkSequenceRequest(config: NormalizedModelConfig, sequence: SequenceOptions | undefined, batchSize: number): void {
-  const id = sequence?.id;
-  if (id === undefined || id === 0 || id === 0n) {
-    throw invalid('a request to a sequence batching model must give `sequence.id`, a non-zero integer or a non-empty string');
-  }
-  if (batchSize !== 1) throw invalid(`a request to a sequence batching model must have batch size 1, got ${batchSize}`);
+export function sequenceRequestCheck(config: NormalizedModelConfig): (sequence: SequenceOptions | undefined, batchSize: number) => void {
   const idType = correlationIdType(config);
-  if (idType === undefined) return;
-  if (idType === 'TYPE_STRING') {
-    if (typeof id !== 'string') throw invalid(`the model's CORRID control takes string correlation ids, got ${describeValue(id)}`);
-    return;
-  }
-  if (typeof id === 'string') throw invalid(`the model's CORRID control takes ${idType.slice(5)} correlation ids, got the string ${describeValue(id)}`);
-  const [, max] = CORRELATION_ID_RANGES[idType]!;
-  if (BigInt(id) > max) throw invalid(`correlation id ${describeValue(id)} does not fit the model's CORRID control type ${idType.slice(5)}`);
+  return (sequence, batchSize) => {
+    const id = sequence?.id;
+    if (id === undefined || id === 0 || id === 0n) {
+      throw invalid('a request to a sequence batching model must give `sequence.id`, a non-zero integer or a non-empty string');
+    }
+    if (batchSize !== 1) throw invalid(`a request to a sequence batching model must have batch size 1, got ${batchSize}`);
+    if (idType === undefined) return;
+    if (idType === 'TYPE_STRING') {
+      if (typeof id !== 'string') throw invalid(`the model's CORRID control takes string correlation ids, got ${describeValue(id)}`);
+      return;
+    }
+    if (typeof id === 'string') throw invalid(`the model's CORRID control takes ${idType.slice(5)} correlation ids, got the string ${describeValue(id)}`);
+    const [, max] = CORRELATION_ID_RANGES[idType]!;
+    if (BigInt(id) > max) throw invalid(`correlation id ${describeValue(id)} does not fit the model's CORRID control type ${idType.slice(5)}`);
+  };
 }
 
 /** The data type of the model's CONTROL_SEQUENCE_CORRID control, if it has one. */
-export function correlationIdType(config: NormalizedModelConfig): string | undefined {
+function correlationIdType(config: NormalizedModelConfig): string | undefined {
   for (const input of config.sequence_batching?.control_input ?? []) {
     for (const control of input.control) if (control.kind === 'CONTROL_SEQUENCE_CORRID') return control.data_type;
   }

@@ -1,7 +1,7 @@
-import { InferenceError } from '../errors.js';
+import type { InferenceError } from '../errors.js';
 import { Fifo } from './fifo.js';
 import type { InferenceRequest } from './inference-request.js';
-import type { InstancePool } from './instance-pool.js';
+import { noInstanceCanRun, type InstancePool } from './instance-pool.js';
 import type { InstanceRunner } from './instance-runner.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -43,7 +43,7 @@ export class DefaultScheduler implements Scheduler {
   private dispatch(): void {
     const failure = this.pool.failure;
     if (failure !== undefined) {
-      this.failWaiting((request) => new InferenceError('UNAVAILABLE', `${request.describe()}: no instance of the model can run: ${failure}`));
+      this.failWaiting((request) => noInstanceCanRun(request, failure));
       return;
     }
     while (this.skipEnded()) {

@@ -3,7 +3,7 @@ import type { NormalizedModelConfig, NormalizedQueuePolicy } from '../config/sch
 import { InferenceError } from '../errors.js';
 import { batchKeyFor } from './batch-key.js';
 import type { InferenceRequest } from './inference-request.js';
-import type { InstancePool } from './instance-pool.js';
+import { noInstanceCanRun, type InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
 import { WakeTimer } from './wake-timer.js';
 
@@ -53,7 +53,7 @@ export class DynamicBatchScheduler implements Scheduler {
   private dispatch(): void {
     const failure = this.pool.failure;
     if (failure !== undefined) {
-      this.failQueued((request) => new InferenceError('UNAVAILABLE', `${request.describe()}: no instance of the model can run: ${failure}`));
+      this.failQueued((request) => noInstanceCanRun(request, failure));
       return;
     }
     for (const expired of this.batcher.takeExpired()) {
@@ -67,19 +67,12 @@ export class DynamicBatchScheduler implements Scheduler {
       const runner = this.pool.acquire()!;
       void runner.run(batch).then(() => this.pool.release(runner));
     }
-    this.timer.set(this.batcher.wakeAt());
+    // The queue delay matters only to a free instance (a busy one dispatches again when it frees): under load, only timeouts wake.
+    this.timer.set(this.pool.hasIdle ? this.batcher.wakeAt() : this.batcher.nextTimeout());
   }
 
-  /** Everything still queued, failed: the batcher hands it all out once it no longer waits. */
   private failQueued(errorFor: (request: InferenceRequest) => InferenceError): void {
-    this.batcher.flush();
-    for (let batch = this.batcher.nextBatch(); batch; batch = this.batcher.nextBatch()) {
-      for (const request of batch) {
-        request.withdraw = undefined;
-        request.cancel(errorFor(request));
-      }
-    }
-    for (const request of this.batcher.takeExpired()) {
+    for (const request of this.batcher.clear()) {
       request.withdraw = undefined;
       request.cancel(errorFor(request));
     }

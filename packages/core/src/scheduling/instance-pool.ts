@@ -1,4 +1,5 @@
 import type { InstanceHealth } from '../backend/backend.js';
+import { InferenceError } from '../errors.js';
 import type { InstanceRunner } from './instance-runner.js';
 
 type Health = { readonly state: 'healthy' } | { readonly state: 'recovering' | 'failed'; readonly reason: string };
@@ -76,13 +77,16 @@ export class InstancePool {
     return runner !== undefined && this.free.includes(runner);
   }
 
-  /** Takes back an instance after its run; it serves again only if it is healthy. */
-  release(runner: InstanceRunner): void {
+  /**
+   * Takes back an instance after its run; it serves again only if it is healthy, and
+   * then the scheduler hears of it. Returns whether it did.
+   */
+  release(runner: InstanceRunner): boolean {
     this.busy.delete(runner);
-    if (this.health[this.runners.indexOf(runner)]!.state === 'healthy') {
-      this.free.push(runner);
-      this.onAvailable();
-    }
+    if (this.health[this.runners.indexOf(runner)]!.state !== 'healthy') return false;
+    this.free.push(runner);
+    this.onAvailable();
+    return true;
   }
 
   /** Why no instance can ever run again; undefined while one can (or may recover). */
@@ -115,4 +119,9 @@ export class InstancePool {
     if (was.state !== 'healthy' && health.state === 'healthy') this.free.push(runner);
     this.onAvailable();
   }
+}
+
+/** What a waiting request is told once every instance has failed for good (`pool.failure`). */
+export function noInstanceCanRun(request: { describe(): string }, failure: string): InferenceError {
+  return new InferenceError('UNAVAILABLE', `${request.describe()}: no instance of the model can run: ${failure}`);
 }

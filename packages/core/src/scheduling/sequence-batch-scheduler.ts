@@ -3,7 +3,7 @@ import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { describeValue } from '../tensor/convert.js';
 import type { InferenceRequest, SequenceOptions } from './inference-request.js';
-import type { InstancePool } from './instance-pool.js';
+import { noInstanceCanRun, type InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
 import { SequenceControls } from './sequence-controls.js';
 import type { SequenceStates } from './sequence-states.js';
@@ -24,8 +24,6 @@ export class SequenceBatchScheduler implements Scheduler {
   private readonly batcher: SequenceBatcher<SequenceEntry>;
   private readonly controls: SequenceControls;
   private readonly timer = new WakeTimer(() => this.dispatch());
-  /** Entries waiting in the batcher, so they can be failed when no instance can run them. */
-  private readonly queued = new Set<SequenceEntry>();
   private onDrained: (() => void) | undefined;
 
   constructor(
@@ -53,11 +51,7 @@ export class SequenceBatchScheduler implements Scheduler {
         'TritiumWarning',
       );
     }
-    this.queued.add(entry);
-    request.withdraw = () => {
-      this.batcher.remove(entry);
-      this.queued.delete(entry);
-    };
+    request.withdraw = () => this.batcher.remove(entry);
     this.dispatch();
   }
 
@@ -85,7 +79,7 @@ export class SequenceBatchScheduler implements Scheduler {
   private dispatch(): void {
     const failure = this.pool.failure;
     if (failure !== undefined) {
-      this.failQueued((request) => new InferenceError('UNAVAILABLE', `${request.describe()}: no instance of the model can run: ${failure}`));
+      this.failQueued((request) => noInstanceCanRun(request, failure));
     }
     for (const key of this.batcher.takeReleased()) this.states?.forget(key);
     for (let instance = 0; instance < this.pool.size; instance++) {
@@ -105,16 +99,14 @@ export class SequenceBatchScheduler implements Scheduler {
     batch.items.forEach((entry, slot) => {
       if (!entry) return;
       entry.request.withdraw = undefined;
-      this.queued.delete(entry);
       steps[slot] = template = SequenceStep.of(entry.request, entry.sequenceKey, this.controls, this.states);
     });
     for (let slot = 0; slot < steps.length; slot++) steps[slot] ??= SequenceStep.emptySlot(template!, this.controls, this.states);
     void runner.run(steps).then(() => {
       for (const entry of batch.items) if (entry?.end) this.states?.forget(entry.sequenceKey);
       this.batcher.completed(batch);
-      this.pool.release(runner);
-      // Completing may free a slot for a backlogged sequence on another instance.
-      this.dispatch();
+      // An instance back in service dispatches through the pool; otherwise dispatch here, for the idle timers and draining.
+      if (!this.pool.release(runner)) this.dispatch();
     });
   }
 
@@ -130,7 +122,10 @@ export class SequenceBatchScheduler implements Scheduler {
   }
 
   private failQueued(errorFor: (request: InferenceRequest) => InferenceError): void {
-    for (const entry of [...this.queued]) entry.request.cancel(errorFor(entry.request));
+    for (const { request } of this.batcher.clear()) {
+      request.withdraw = undefined;
+      request.cancel(errorFor(request));
+    }
   }
 }
 

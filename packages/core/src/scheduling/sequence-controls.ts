@@ -35,9 +35,12 @@ export class SequenceControls {
     this.shape = config.max_batch_size > 0 ? [1, 1] : [1];
     for (const input of config.sequence_batching?.control_input ?? []) {
       for (const control of input.control) {
-        const pair = control.int32_false_true.length > 0 ? control.int32_false_true : control.fp32_false_true.length > 0 ? control.fp32_false_true : control.bool_false_true;
-        const datatype = control.kind === 'CONTROL_SEQUENCE_CORRID' ? dataTypeFromConfig(control.data_type)
-          : control.int32_false_true.length > 0 ? 'INT32' : control.fp32_false_true.length > 0 ? 'FP32' : 'BOOL';
+        // Validation saw to it that a START/END/READY control gives exactly one false/true pair.
+        const [datatype, pair]: [DataType, readonly (number | boolean)[]] =
+          control.kind === 'CONTROL_SEQUENCE_CORRID' ? [dataTypeFromConfig(control.data_type), []]
+          : control.int32_false_true.length > 0 ? ['INT32', control.int32_false_true]
+          : control.fp32_false_true.length > 0 ? ['FP32', control.fp32_false_true]
+          : ['BOOL', control.bool_false_true];
         this.controls.push({ name: input.name, kind: control.kind, datatype, falseTrue: [pair[0] ?? 0, pair[1] ?? 1] });
       }
     }
