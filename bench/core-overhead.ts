@@ -39,7 +39,7 @@ const server = await InferenceServer.start({ modelRepository: repository, backen
 
 const direct: BackendRequest[] = [{
   id: '1', modelName: 'noop', modelVersion: 1, inputs: { INPUT0: input }, requestedOutputs: ['OUTPUT0'],
-  parameters: {}, batchSize: 1, isCancelled: false,
+  parameters: {}, batchSize: 1, priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {},
   response: { send() {}, close() {}, fail() {} },
 }];
 const callDirect = () => instance!.execute(direct);

@@ -12,6 +12,7 @@
  *    loaded and after unloading them.
  * Run: npx -y pnpm@10.34.9 bench:threads
  */
+import { DETACHED } from '../packages/core/test/helpers/detached.js';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -216,10 +217,10 @@ async function autoChoice(file: ModelFile, batch: number): Promise<string> {
   await mkdir(join(directory, '1'), { recursive: true });
   await cp(join(MODELS, `${file}.onnx`), join(directory, '1', 'model.onnx'));
   const config = normalizeModelConfig({ name: `auto_${file}`, backend: 'onnxruntime', max_batch_size: 64, input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [width[file]] }], output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [width[file]] }] });
-  const model = await backend.createModel({ name: `auto_${file}`, config, modelDirectory: directory, versionDirectory: join(directory, '1'), modelPath: join(directory, '1', 'model.onnx'), version: 1 });
+  const model = await backend.createModel({ name: `auto_${file}`, config, modelDirectory: directory, versionDirectory: join(directory, '1'), modelPath: join(directory, '1', 'model.onnx'), version: 1, ...DETACHED });
   const instance = (await model.createInstance({ name: `auto_${file}_0`, kind: 'KIND_CPU', health: { recovering() {}, restored() {}, failed() {} } })) as BackendInstance & { thread: string };
   const data = batchOf(file, batch);
-  const request = { id: 'auto', modelName: `auto_${file}`, modelVersion: 1, inputs: { INPUT0: { datatype: 'FP32' as const, shape: [batch, width[file]], data } }, requestedOutputs: ['OUTPUT0'], parameters: {}, batchSize: batch, isCancelled: false, response: { send() {}, close() {}, fail() {} } };
+  const request = { id: 'auto', modelName: `auto_${file}`, modelVersion: 1, inputs: { INPUT0: { datatype: 'FP32' as const, shape: [batch, width[file]], data } }, requestedOutputs: ['OUTPUT0'], parameters: {}, batchSize: batch, priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {}, response: { send() {}, close() {}, fail() {} } };
   for (let i = 0; i < 40; i++) await instance.execute([request]);
   await new Promise((resolve) => setTimeout(resolve, 100));
   const thread = instance.thread;

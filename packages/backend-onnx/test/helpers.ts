@@ -3,6 +3,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DETACHED } from '../../core/test/helpers/detached.js';
 import { normalizeModelConfig, type Backend, type BackendInstance, type BackendModel, type BackendRequest, type ExecuteResult, type InstanceHealth, type ModelConfig, type ModelContext, type ModelFiles, type Tensor } from '@tritium/core';
 
 /** The committed test models (see models/generate.py). */
@@ -65,7 +66,7 @@ export async function loadDirect(
   const files = await repo.addModel(name, artifact);
   let full: ModelConfig = { name, backend: 'onnxruntime', ...config };
   if (backend.autoCompleteConfig) full = await backend.autoCompleteConfig(full, files);
-  const context: ModelContext = { ...files, name, config: normalizeModelConfig(full) };
+  const context: ModelContext = { ...files, name, config: normalizeModelConfig(full), ...DETACHED };
   const model = await backend.createModel(context);
   const created: BackendInstance[] = [];
   for (let i = 0; i < instances; i++) created.push(await model.createInstance({ name: `${name}_0_${i}`, kind: 'KIND_CPU', health: new HealthLog() }));
@@ -86,6 +87,8 @@ export class HealthLog implements InstanceHealth {
   }
 }
 
+export { DETACHED };
+
 let nextId = 0;
 
 /** A BackendRequest as the server hands it to a backend. */
@@ -103,7 +106,11 @@ export function request(
     requestedOutputs,
     parameters: {},
     batchSize: options.batchSize ?? first?.shape[0] ?? 1,
+    priority: 0,
+    timeoutMicroseconds: 0,
+    sequence: undefined,
     isCancelled: options.cancelled ?? false,
+    onCancel: () => () => {},
     response: { send() {}, close() {}, fail() {} },
   };
 }

@@ -1,3 +1,4 @@
+import { DETACHED } from '../../core/test/helpers/detached.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InferenceError, normalizeModelConfig } from '@tritium/core';
@@ -17,7 +18,7 @@ let outcome = {};
 try {
   const config = normalizeModelConfig({ name, backend: 'onnxruntime', ...JSON.parse(configJson) });
   const files = { modelDirectory: models, versionDirectory: models, modelPath: join(models, `${artifact}.onnx`), version: 1 };
-  const model = await onnxBackend().createModel({ ...files, name, config });
+  const model = await onnxBackend().createModel({ ...files, name, config, ...DETACHED });
   // Only the load's outcome matters here: health reports are not followed.
   await model.createInstance({ name: `${name}_0`, kind, health: { recovering() {}, restored() {}, failed() {} } });
 } catch (error) {

@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { InferenceError, normalizeModelConfig } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
-import { HealthLog, MODELS, fp32, outputsOf, range, request, useTempRepository } from './helpers.js';
+import { DETACHED, HealthLog, MODELS, fp32, outputsOf, range, request, useTempRepository } from './helpers.js';
 
 const repo = useTempRepository();
 const run = promisify(execFile);
@@ -21,7 +21,7 @@ let counter = 0;
 async function load(artifact: string | Uint8Array, config: ModelConfig, on = backend) {
   const name = `m${counter++}`;
   const files = await repo.current.addModel(name, artifact);
-  const model = await on.createModel({ ...files, name, config: normalizeModelConfig({ name, backend: 'onnxruntime', ...config }) });
+  const model = await on.createModel({ ...files, name, config: normalizeModelConfig({ name, backend: 'onnxruntime', ...config }), ...DETACHED });
   const instance = await model.createInstance({ name: `${name}_0`, kind: 'KIND_CPU', health: new HealthLog() });
   return { model, instance };
 }
@@ -187,7 +187,7 @@ describe('model files that cannot serve', () => {
     const name = `missing${counter++}`;
     const files = await repo.current.addModel(name, 'add_sub');
     const error = await backend
-      .createModel({ ...files, modelPath: `${files.versionDirectory}/absent.onnx`, name, config: normalizeModelConfig({ name, ...addSub() }) })
+      .createModel({ ...files, modelPath: `${files.versionDirectory}/absent.onnx`, name, config: normalizeModelConfig({ name, ...addSub() }), ...DETACHED })
       .catch((e) => e);
     expect(error).toBeInstanceOf(InferenceError);
     expect(error.code).toBe('UNAVAILABLE');
@@ -199,7 +199,7 @@ describe('model files that cannot serve', () => {
     const files = await repo.current.addModel(name, 'add_sub');
     const modelPath = join(files.versionDirectory, 'empty.onnx');
     await mkdir(modelPath);
-    const error = await backend.createModel({ ...files, modelPath, name, config: normalizeModelConfig({ name, ...addSub() }) }).catch((e) => e);
+    const error = await backend.createModel({ ...files, modelPath, name, config: normalizeModelConfig({ name, ...addSub() }), ...DETACHED }).catch((e) => e);
     expect(error.code).toBe('UNAVAILABLE');
     expect(error.message).toMatch(/unable to find '.*\/1\/empty\.onnx\/model\.onnx'/);
   });

@@ -5,7 +5,7 @@ import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
 import { EXECUTION_THREAD_PARAMETER, MEASURED_RUNS, WARMUP_RUNS } from '../src/thread-choice.js';
-import { fp32, HealthLog, loadDirect, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
+import { DETACHED, fp32, HealthLog, loadDirect, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
 import { ServerHarness } from './server-harness.js';
 
 const param = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
@@ -144,7 +144,7 @@ describe('sessions and inputs crossing', () => {
       output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [1] }],
       parameters: { share_session_between_instances: { string_value: 'true' } },
     });
-    const model = await backend.createModel({ ...files, name: 'shared3', config });
+    const model = await backend.createModel({ ...files, name: 'shared3', config, ...DETACHED });
     const instances = await Promise.all(range(3).map((i) => model.createInstance({ name: `shared3_${i}`, kind: 'KIND_CPU', health: new HealthLog() })));
     expect((model as unknown as { slots: unknown[] }).slots).toHaveLength(1);
     const outputs = await Promise.all(instances.map((instance, i) => instance.execute([request(tinyInput(i), [])])));

@@ -16,6 +16,7 @@ export type {
   InstanceHealth,
   ModelContext,
   ModelFiles,
+  ModelServer,
   ResponseSender,
 } from './backend/backend.js';
 export { gatherBatchInput, scatterBatchOutputs } from './backend/batch.js';
@@ -24,3 +25,4 @@ export type { SequenceOptions } from './scheduling/inference-request.js';
 export { batchInputTensor, batchInputTensors, type BatchInputConfig } from './backend/batch-inputs.js';
 export { scatterWithInputShape } from './backend/batch-outputs.js';
 export type { GatherOptions } from './backend/batch.js';
+export { consoleLogger } from './console-logger.js';

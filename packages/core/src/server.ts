@@ -1,5 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import { BackendRegistry } from './backend/registry.js';
+import { consoleLogger } from './console-logger.js';
 import type { NormalizedModelConfig } from './config/schema.js';
 import { requestShape } from './config/request-shape.js';
 import { InferenceError } from './errors.js';
@@ -50,6 +51,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     this.manager = new ModelManager(registry, {
       exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
       onStateChange: (entry) => this.notify('modelStateChanged', entry),
+      server: this,
+      logger: options.logger ?? consoleLogger,
     });
     if (mode === 'poll') {
       const changes = (this.changes = new ModelChangeTracker());
@@ -154,7 +157,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   }
 
   async isModelReady(name: string, version?: number): Promise<boolean> {
-    return !this.stopping && this.manager.isReady(name, version);
+    return !this.stopping && (await this.manager.isReady(name, version));
   }
 
   metadata(): ServerMetadata {

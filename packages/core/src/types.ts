@@ -23,6 +23,16 @@ export interface ServerOptions {
   readonly exitTimeoutMs?: number;
   /** Start even when some models fail to load (Triton's --exit-on-error=false). Default true. */
   readonly continueOnLoadError?: boolean;
+  /** Where models' log messages go (a Python model's pb_utils.Logger, say). Default: the console, without verbose messages. */
+  readonly logger?: Logger;
+}
+
+/** Log messages at Triton's levels. */
+export interface Logger {
+  error(message: string): void;
+  warn(message: string): void;
+  info(message: string): void;
+  verbose(message: string): void;
 }
 
 export interface InferRequest {

@@ -1,5 +1,8 @@
 import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
+import type { SequenceOptions } from '../scheduling/inference-request.js';
+import type { InferenceServer } from '../server.js';
 import type { Tensor } from '../tensor/tensor.js';
+import type { Logger } from '../types.js';
 
 /**
  * Triton's backend API in three levels: a Backend (one per kind, e.g. onnxruntime)
@@ -39,7 +42,14 @@ export interface ModelContext extends ModelFiles {
   readonly name: string;
   /** The normalized, validated config: every field Triton defaults is filled. */
   readonly config: NormalizedModelConfig;
+  /** The server that loads the model, for models that call other models (Triton's BLS) or load and unload them. */
+  readonly server: ModelServer;
+  /** The server's logger, for what a model reports (Triton's model logging). */
+  readonly logger: Logger;
 }
+
+/** What a model may ask of the server that loads it: the same calls an application makes. */
+export type ModelServer = Pick<InferenceServer, 'infer' | 'inferStream' | 'loadModel' | 'unloadModel' | 'isModelReady'>;
 
 export interface BackendModel {
   /** A line shown in the model's state, e.g. which runtime serves it. */
@@ -84,6 +94,8 @@ export interface BackendInstance {
    * request of the batch.
    */
   execute(requests: readonly BackendRequest[]): Promise<ExecuteResult | void>;
+  /** Whether the instance can serve now (a model's own readiness check); the model is ready only while every instance says so. */
+  isReady?(): Promise<boolean>;
   finalize?(): Promise<void>;
 }
 
@@ -98,8 +110,20 @@ export interface BackendRequest {
   readonly parameters: Readonly<Record<string, string | number | boolean>>;
   /** The request's batch size (first dimension) for batching models, otherwise 1. */
   readonly batchSize: number;
+  /** The caller's priority (0: the model's default level). */
+  readonly priority: number;
+  /** The caller's timeout in microseconds (0: none). */
+  readonly timeoutMicroseconds: number;
+  /** The sequence (Triton's correlation id and start/end flags) of a request to a stateful model. */
+  readonly sequence: SequenceOptions | undefined;
   /** True once the caller aborted; a backend may stop work early. */
   readonly isCancelled: boolean;
+  /**
+   * Calls `listener` once when the request is cancelled (at once if it already is), so
+   * a backend can pass the cancellation on instead of polling. Returns the function
+   * that stops listening.
+   */
+  onCancel(listener: () => void): () => void;
   readonly response: ResponseSender;
 }
 

@@ -4,7 +4,8 @@ import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { ModelSource } from '../repository/model-repository.js';
 import type { SequenceOptions } from '../scheduling/inference-request.js';
-import type { InferRequest, ModelIndexEntry } from '../types.js';
+import type { ModelServer } from '../backend/backend.js';
+import type { InferRequest, Logger, ModelIndexEntry } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
 import { ModelStates } from './model-states.js';
 import { checkSequenceOptions } from './sequence-request.js';
@@ -30,6 +31,9 @@ interface ManagedModel {
 export interface ModelManagerOptions {
   readonly exitTimeoutMs: number;
   readonly onStateChange: (entry: ModelIndexEntry) => void;
+  /** Handed to every model, for models that call others. */
+  readonly server: ModelServer;
+  readonly logger: Logger;
 }
 
 /**
@@ -84,9 +88,11 @@ export class ModelManager {
     return undefined;
   }
 
-  isReady(name: string, version?: number): boolean {
+  /** Ready: a version serves, and each of its instances that checks its own readiness says it is ready. */
+  async isReady(name: string, version?: number): Promise<boolean> {
     const model = this.models.get(name);
-    return Boolean(version === undefined ? model?.latest : model?.serving.get(version));
+    const served = version === undefined ? model?.latest : model?.serving.get(version);
+    return served !== undefined && served.instancesReady();
   }
 
   /** Every managed model version and its state, sorted by name then version. */
@@ -176,7 +182,7 @@ export class ModelManager {
       if (!model.serving.has(files.version)) model.states.set(files.version, 'LOADING', '');
     }
     const loaded = await Promise.allSettled(
-      resolved.versions.map((files) => ServedModelVersion.load(resolved.backend, { ...files, name: source.name, config: resolved.config })),
+      resolved.versions.map((files) => ServedModelVersion.load(resolved.backend, { ...files, name: source.name, config: resolved.config, server: this.options.server, logger: this.options.logger })),
     );
     const failures = loaded.flatMap((result, i) =>
       result.status === 'rejected' ? [{ version: resolved.versions[i]!.version, error: InferenceError.from(result.reason, 'UNAVAILABLE') }] : [],

@@ -112,6 +112,12 @@ export class ServedModelVersion {
     await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
   }
 
+  /** Asks every instance that can check its own readiness; a check that fails counts as not ready. */
+  async instancesReady(): Promise<boolean> {
+    const answers = await Promise.all(this.pool.attached().map((runner) => runner.instance.isReady?.().catch(() => false) ?? true));
+    return answers.every(Boolean);
+  }
+
   /** Whether a request of this sequence is still taken while the version drains (it continues a live sequence). */
   continues(sequence: SequenceOptions | undefined): boolean {
     return sequence !== undefined && (this.scheduler.continues?.(sequence) ?? false);

@@ -49,6 +49,7 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   /** Set by a scheduler while the request waits in its queue: takes it out when it ends there (cancelled, timed out). */
   withdraw: (() => void) | undefined = undefined;
   private cancelled = false;
+  private cancelListeners: Set<() => void> | undefined = undefined;
   private readonly stopWatchingSignal: (() => void) | undefined;
 
   constructor(
@@ -104,9 +105,30 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
     return this.cancelled;
   }
 
+  onCancel(listener: () => void): () => void {
+    if (this.cancelled) {
+      listener();
+      return () => {};
+    }
+    (this.cancelListeners ??= new Set()).add(listener);
+    return () => this.cancelListeners?.delete(listener);
+  }
+
   /** Fails the request now; a backend still running it sees `isCancelled` and its late responses are dropped. */
   cancel(error: InferenceError): void {
-    this.cancelled = true;
+    if (!this.cancelled) {
+      this.cancelled = true;
+      const listeners = this.cancelListeners;
+      this.cancelListeners = undefined;
+      // A throwing listener is the backend's bug; the others must still hear.
+      for (const listener of listeners ?? []) {
+        try {
+          listener();
+        } catch (failure) {
+          process.emitWarning(`a cancellation listener of ${this.describe()} threw: ${String(failure)}`, 'TritiumWarning');
+        }
+      }
+    }
     this.response.fail(error);
   }
 
@@ -117,6 +139,8 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   /** Called once by the response channel when the last response or an error went out. */
   responseEnded(error?: InferenceError): void {
     this.stopWatchingSignal?.();
+    // Ended without a cancellation: nothing will cancel it any more.
+    if (!this.cancelled) this.cancelListeners = undefined;
     this.withdraw?.();
     this.onEnd(this, error);
   }

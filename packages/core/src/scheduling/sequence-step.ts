@@ -1,7 +1,7 @@
 import { InferenceError } from '../errors.js';
 import { createTensorData } from '../tensor/data.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { InferenceRequest, RequestParameters } from './inference-request.js';
+import type { InferenceRequest, RequestParameters, SequenceOptions } from './inference-request.js';
 import type { DeliveringSender, ScheduledRequest } from './instance-runner.js';
 import type { SequenceControls } from './sequence-controls.js';
 import type { SequenceStates } from './sequence-states.js';
@@ -68,8 +68,24 @@ export class SequenceStep implements ScheduledRequest {
     return 1;
   }
 
+  get priority(): number {
+    return this.request.priority;
+  }
+
+  get timeoutMicroseconds(): number {
+    return this.request.timeoutMicroseconds;
+  }
+
+  get sequence(): SequenceOptions | undefined {
+    return this.emptySlot ? undefined : this.request.sequence;
+  }
+
   get isCancelled(): boolean {
     return !this.emptySlot && this.request.isCancelled;
+  }
+
+  onCancel(listener: () => void): () => void {
+    return this.emptySlot ? () => {} : this.request.onCancel(listener);
   }
 
   get executeStart(): number {

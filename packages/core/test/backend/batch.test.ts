@@ -4,7 +4,7 @@ import { gatherBatchInput, InferenceError, scatterBatchOutputs, type BackendRequ
 function request(inputs: Record<string, Tensor>, batchSize: number): BackendRequest {
   return {
     id: 'r', modelName: 'm', modelVersion: 1, inputs, requestedOutputs: [], parameters: {}, batchSize,
-    isCancelled: false, response: { send() {}, close() {}, fail() {} },
+    priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {}, response: { send() {}, close() {}, fail() {} },
   };
 }
 

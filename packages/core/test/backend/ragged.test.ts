@@ -14,7 +14,7 @@ import {
 function request(inputs: Record<string, Tensor>): BackendRequest {
   return {
     id: 'r', modelName: 'm', modelVersion: 1, inputs, requestedOutputs: [], parameters: {}, batchSize: inputs.X?.shape[0] ?? 1,
-    isCancelled: false, response: { send() {}, close() {}, fail() {} },
+    priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {}, response: { send() {}, close() {}, fail() {} },
   };
 }
 

@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { InferenceServer, type Backend, type BackendRequest, type Logger, type ModelContext } from '@tritium/core';
+import { TempRepository, testConfig } from '../helpers/repository.js';
+import { sleep } from '../helpers/test-backend.js';
+
+/**
+ * A backend whose models use what core hands them: `caller` runs `callee` through the
+ * server (as a Python model's BLS would), `waiter` waits for its request's cancellation
+ * event, `logs` logs once per execute, and every instance answers isReady from `ready`.
+ */
+function contextBackend(state: { ready: boolean; cancelEvents: number }): Backend {
+  return {
+    name: 'ctx',
+    defaultModelFilename: 'model.test',
+    async createModel(context: ModelContext) {
+      return {
+        async createInstance() {
+          return {
+            isReady: async () => state.ready,
+            async execute(requests: readonly BackendRequest[]) {
+              const request = requests[0]!;
+              if (context.name === 'caller') {
+                const inner = await context.server.infer('callee', { inputs: { INPUT0: request.inputs.INPUT0! } });
+                return [{ OUTPUT0: inner.outputs.OUTPUT0! }];
+              }
+              if (context.name === 'waiter') {
+                await new Promise<void>((resolve) => request.onCancel(() => { state.cancelEvents++; resolve(); }));
+                return [new Error('cancelled')];
+              }
+              context.logger.info(`${context.name} ran ${request.id} with priority ${request.priority}`);
+              return [{ OUTPUT0: request.inputs.INPUT0! }];
+            },
+          };
+        },
+      };
+    },
+  };
+}
+
+const config = (name: string) => testConfig({ name }).replace('backend: "test"', 'backend: "ctx"');
+const input = { INPUT0: { datatype: 'FP32' as const, shape: [4], data: new Float32Array([1, 2, 3, 4]) } };
+
+describe('what core hands a backend', () => {
+  let repo: TempRepository | undefined;
+  let server: InferenceServer | undefined;
+  afterEach(async () => {
+    await server?.stop();
+    await repo?.remove();
+  });
+
+  async function start(state: { ready: boolean; cancelEvents: number }, logger?: Logger) {
+    repo = await TempRepository.create({ caller: { config: config('caller') }, callee: { config: config('callee') }, waiter: { config: config('waiter') } });
+    server = await InferenceServer.start({ modelRepository: repo.path, backends: [contextBackend(state)], logger });
+    return server;
+  }
+
+  it('a model calls another model through the server in its context, and logs through the server logger', async () => {
+    const lines: string[] = [];
+    const logger: Logger = { error: () => {}, warn: () => {}, info: (m) => lines.push(m), verbose: () => {} };
+    const s = await start({ ready: true, cancelEvents: 0 }, logger);
+    const response = await s.infer('caller', { inputs: input });
+    expect(Array.from(response.outputs.OUTPUT0!.data as Float32Array)).toEqual([1, 2, 3, 4]);
+    expect(lines).toEqual([expect.stringMatching(/^callee ran .* with priority 0$/)]);
+  });
+
+  it('cancellation reaches a running backend as an event', async () => {
+    const state = { ready: true, cancelEvents: 0 };
+    const s = await start(state);
+    const controller = new AbortController();
+    const pending = s.infer('waiter', { inputs: input, signal: controller.signal });
+    await sleep(20);
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
+    await sleep(5);
+    expect(state.cancelEvents).toBe(1);
+  });
+
+  it('a model is ready only while its instances say they are', async () => {
+    const state = { ready: true, cancelEvents: 0 };
+    const s = await start(state);
+    expect(await s.isModelReady('callee')).toBe(true);
+    state.ready = false;
+    expect(await s.isModelReady('callee')).toBe(false);
+  });
+});

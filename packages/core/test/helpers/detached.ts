@@ -1,0 +1,17 @@
+import { consoleLogger, type ModelContext, type ModelServer } from '@tritium/core';
+
+const refuse = (): never => {
+  throw new Error('no server: the model was loaded directly');
+};
+
+/** What a model loaded without a server gets in its context: a server that refuses every call, and the console. */
+export const DETACHED: Pick<ModelContext, 'server' | 'logger'> = {
+  server: {
+    infer: async () => refuse(),
+    inferStream: refuse,
+    loadModel: async () => refuse(),
+    unloadModel: async () => refuse(),
+    isModelReady: async () => false,
+  } satisfies ModelServer,
+  logger: consoleLogger,
+};
