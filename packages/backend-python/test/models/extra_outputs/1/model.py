@@ -1,0 +1,22 @@
+"""Returns every output, ignoring request.requested_output_names()."""
+
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        pass
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            data = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
+            responses.append(
+                pb_utils.InferenceResponse(
+                    output_tensors=[
+                        pb_utils.Tensor("OUTPUT0", data),
+                        pb_utils.Tensor("OUTPUT1", data * 2),
+                    ]
+                )
+            )
+        return responses
