@@ -10,6 +10,7 @@ export default defineConfig({
       '@tritium/core': src('core'),
       '@tritium/batcher': src('batcher'),
       '@tritium/backend-onnx': src('backend-onnx'),
+      '@tritium/backend-python': src('backend-python'),
     },
   },
   test: {
