@@ -1,6 +1,4 @@
-export { Arena } from './arena.js';
-export type { Allocation, Allocations } from './arena.js';
-export { PeerRegions } from './peer-regions.js';
-export { SharedRegion, removeRegions, sharedMemoryDirectory } from './shared-region.js';
-export { loadSharedMemoryAddon } from './native.js';
-export type { SharedMemoryAddon } from './native.js';
+export { pythonBackend, createBackend } from './python-backend.js';
+export type { PythonBackend, PythonBackendOptions } from './python-backend.js';
+export { EXECUTION_ENV_PATH, PYTHON_INTERPRETER } from './python-environment.js';
+export type { CustomMetrics, CustomMetricFamily, CustomMetric } from './custom-metrics.js';

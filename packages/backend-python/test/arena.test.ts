@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { Arena, PeerRegions } from '../src/index.js';
+import { Arena } from '../src/arena.js';
+import { PeerRegions } from '../src/peer-regions.js';
 import { SHM_DIR, addonMissing, filesWith, useShmPrefix } from './helpers.js';
 
 describe.skipIf(addonMissing !== undefined)('Arena (the owner side)', () => {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, test } from 'vitest';
-import { SharedRegion, loadSharedMemoryAddon, removeRegions, sharedMemoryDirectory } from '../src/index.js';
+import { loadSharedMemoryAddon } from '../src/native.js';
+import { SharedRegion, removeRegions, sharedMemoryDirectory } from '../src/shared-region.js';
 import { loadAddonFrom } from '../src/native.js';
 import { SHM_DIR, addonMissing, filesWith, useShmPrefix } from './helpers.js';
 

@@ -1,0 +1,96 @@
+import { readFile } from 'node:fs/promises';
+import { InferenceError, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
+import { CustomMetrics } from './custom-metrics.js';
+import { fromFrameError } from './frame-error.js';
+import { loadSharedMemoryAddon } from './native.js';
+import { pythonEnvironment } from './python-environment.js';
+import { PythonInstance, type PythonInstanceOptions } from './python-instance.js';
+import { StubProcess } from './stub-process.js';
+
+export interface PythonBackendOptions {
+  /** The interpreter for models that name none (EXECUTION_ENV_PATH or PYTHON_INTERPRETER). Default `python3` on PATH. */
+  readonly interpreter?: string;
+  /** How long a stub may take to import numpy and the model file. Default 60 000 ms. */
+  readonly startTimeoutMs?: number;
+  /** How long an instance waits for the model's finalize() before killing its stub. Default 5 000 ms. */
+  readonly finalizeTimeoutMs?: number;
+  /** Where packed (.tar.gz) environments are unpacked. Default `<tmpdir>/tritium-python-envs`. */
+  readonly environmentCacheDirectory?: string;
+}
+
+/** The Python backend, and the custom metrics its models report (pb_utils.MetricFamily). */
+export interface PythonBackend extends Backend {
+  readonly customMetrics: CustomMetrics;
+}
+
+/**
+ * Triton's Python backend: serves `backend: "python"` models (`model.py` with a
+ * `TritonPythonModel` class) unmodified, one stub process per instance, tensors through
+ * shared memory.
+ */
+export function pythonBackend(options: PythonBackendOptions = {}): PythonBackend {
+  const defaultInterpreter = options.interpreter ?? 'python3';
+  const startTimeoutMs = options.startTimeoutMs ?? 60_000;
+  const finalizeTimeoutMs = options.finalizeTimeoutMs ?? 5_000;
+  const customMetrics = new CustomMetrics();
+  const environmentFor = (config: ModelConfig, files: ModelFiles) =>
+    pythonEnvironment(config, files.modelDirectory, defaultInterpreter, options.environmentCacheDirectory);
+
+  return {
+    name: 'python',
+    defaultModelFilename: 'model.py',
+    customMetrics,
+
+    async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
+      const completed = { ...config, backend: 'python' };
+      // Starting a stub costs a Python start and a numpy import: only for models that define the hook.
+      const source = await readFile(files.modelPath, 'utf8').catch(() => '');
+      if (!source.includes('auto_complete_config')) return completed;
+      requireSharedMemory(config.name ?? '');
+      return autoComplete(completed, { environment: await environmentFor(config, files), modelFile: files.modelPath, label: `model '${config.name}'`, startTimeoutMs });
+    },
+
+    async createModel(context: ModelContext): Promise<BackendModel> {
+      requireSharedMemory(context.name);
+      const modelFileExists = await readFile(context.modelPath).then(() => true, () => false);
+      if (!modelFileExists) throw new InferenceError('UNAVAILABLE', `model '${context.name}': unable to find '${context.modelPath}'`);
+      const instanceOptions: PythonInstanceOptions = {
+        environment: await environmentFor(context.config, context),
+        modelFile: context.modelPath,
+        metrics: customMetrics,
+        startTimeoutMs,
+        finalizeTimeoutMs,
+      };
+      return {
+        description: `python (${instanceOptions.environment.interpreter})`,
+        createInstance: (instance) => PythonInstance.create(context, instance, instanceOptions),
+      };
+    },
+  };
+}
+
+/** The name the server's registry loads official backends by. */
+export const createBackend = (): Backend => pythonBackend();
+
+function requireSharedMemory(model: string): void {
+  try {
+    loadSharedMemoryAddon();
+  } catch (error) {
+    throw new InferenceError('UNAVAILABLE', `model '${model}': ${(error as Error).message}`);
+  }
+}
+
+/** Runs the model's auto_complete_config in a stub of its own (no instance exists yet), as Triton does before loading. */
+async function autoComplete(config: ModelConfig, spec: Parameters<typeof StubProcess.start>[0]): Promise<ModelConfig> {
+  let answer: (frame: Record<string, unknown>) => void = () => {};
+  const answered = new Promise<Record<string, unknown>>((resolve) => (answer = resolve));
+  const stub = await StubProcess.start(spec, (frame) => frame.t === 'auto_completed' && answer(frame), (reason) => answer({ error: { message: reason } }));
+  try {
+    stub.send({ t: 'auto_complete', config });
+    const frame = await answered;
+    if (frame.error) throw fromFrameError(frame.error, `${spec.label}: auto_complete_config`);
+    return frame.config as ModelConfig;
+  } finally {
+    await stub.stop(5_000);
+  }
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import type { InferResponse, Tensor } from '@tritium/core';
+import { pythonMissing, usePythonServer } from './helpers.js';
+
+const sixteen = (f: (i: number) => number): Tensor => ({ datatype: 'FP32', shape: [16], data: Float32Array.from({ length: 16 }, (_, i) => f(i)) });
+const int32 = (...values: number[]): Tensor => ({ datatype: 'INT32', shape: [values.length], data: new Int32Array(values) });
+const values = (tensor: Tensor | undefined) => Array.from(tensor!.data as ArrayLike<number>);
+
+describe.skipIf(pythonMissing)('BLS: Python models calling other models', () => {
+  const python = usePythonServer();
+
+  for (const model of ['bls_sync', 'bls_async']) {
+    it(`${model} calls an ONNX model and returns its outputs`, async () => {
+      const server = await python.start([model, 'add_sub_onnx']);
+      const response = await server.infer(model, { inputs: { INPUT0: sixteen((i) => i), INPUT1: sixteen(() => 1) } });
+      expect(values(response.outputs.OUTPUT0)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+      expect(values(response.outputs.OUTPUT1)).toEqual(Array.from({ length: 16 }, (_, i) => i - 1));
+    });
+  }
+
+  it('reports the called model’s error to the calling model, which fails its request with it', async () => {
+    const server = await python.start(['bls_sync', 'add_sub_onnx']);
+    const failure = await server
+      .infer('bls_sync', { inputs: { INPUT0: sixteen(() => 0), INPUT1: sixteen(() => 0) }, parameters: { model_name: 'no_such_model' } })
+      .catch((error: Error) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toMatch(/no_such_model/);
+    expect(await server.isModelReady('bls_sync')).toBe(true);
+  });
+
+  it('streams a decoupled model’s responses into a BLS call (exec(decoupled=True))', async () => {
+    const server = await python.start(['bls_decoupled', 'repeat']);
+    const response = await server.infer('bls_decoupled', { inputs: { IN: int32(4, 5, 6) } });
+    expect(values(response.outputs.SUM)).toEqual([15]);
+    expect(values(response.outputs.COUNT)).toEqual([3]);
+  });
+});
+
+describe.skipIf(pythonMissing)('decoupled Python models', () => {
+  const python = usePythonServer();
+
+  it('streams N responses through inferStream, then ends', async () => {
+    const server = await python.start(['repeat']);
+    const responses: InferResponse[] = [];
+    for await (const response of server.inferStream('repeat', { inputs: { IN: int32(7, 8, 9) } })) responses.push(response);
+    expect(responses.map((r) => values(r.outputs.OUT)[0])).toEqual([7, 8, 9]);
+    expect(responses.map((r) => values(r.outputs.IDX)[0])).toEqual([0, 1, 2]);
+  });
+
+  it('refuses infer() for a decoupled model', async () => {
+    const server = await python.start(['repeat']);
+    await expect(server.infer('repeat', { inputs: { IN: int32(1) } })).rejects.toMatchObject({ code: 'UNSUPPORTED' });
+  });
+
+  it('tells the model when the caller stops reading, and the instance serves the next request', async () => {
+    const server = await python.start(['repeat']);
+    const delays: Tensor = { datatype: 'UINT32', shape: [50], data: new Uint32Array(50).fill(100) };
+    const started = Date.now();
+    for await (const response of server.inferStream('repeat', { inputs: { IN: int32(...Array.from({ length: 50 }, (_, i) => i)), DELAY: delays } })) {
+      expect(values(response.outputs.OUT)).toEqual([0]);
+      break;
+    }
+    const next: InferResponse[] = [];
+    for await (const response of server.inferStream('repeat', { inputs: { IN: int32(1, 2) } })) next.push(response);
+    expect(next).toHaveLength(2);
+    // 50 responses 100 ms apart would take 5 s: the model stopped when it saw is_cancelled().
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('lets a running execute() see is_cancelled() when the caller aborts', async () => {
+    const server = await python.start(['cancellable']);
+    const started = Date.now();
+    for (let i = 0; i < 2; i++) {
+      const controller = new AbortController();
+      const pending = server.infer('cancellable', { inputs: { INPUT0: { datatype: 'FP32', shape: [1], data: new Float32Array([1]) } }, signal: controller.signal });
+      setTimeout(() => controller.abort(), 200);
+      await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
+    }
+    // One instance: the second request ran only once the first execute() saw the cancellation and returned (it waits up to 10 s otherwise).
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});

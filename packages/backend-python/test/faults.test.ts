@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import type { InferenceServer, Tensor } from '@tritium/core';
+import { pythonMissing, stubProcesses, usePythonServer } from './helpers.js';
+
+const fp32 = (...values: number[]): Tensor => ({ datatype: 'FP32', shape: [values.length], data: new Float32Array(values) });
+const int32 = (...values: number[]): Tensor => ({ datatype: 'INT32', shape: [values.length], data: new Int32Array(values) });
+
+async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error, 'expected a rejection').toBeDefined();
+  return error as { code: string; message: string };
+}
+
+async function stateOf(server: InferenceServer, name: string) {
+  return (await server.repositoryIndex()).find((entry) => entry.name === name)!;
+}
+
+describe.skipIf(pythonMissing)('Python model faults', () => {
+  const python = usePythonServer();
+
+  it('an exception in execute() fails that request with the message and traceback; the model keeps serving', async () => {
+    const server = await python.start(['execute_raises', 'add_sub']);
+    const error = await failure(server.infer('execute_raises', { inputs: { INPUT0: fp32(1) } }));
+    expect(error.code).toBe('INTERNAL');
+    expect(error.message).toMatch(/boom/);
+    expect(error.message).toMatch(/Traceback/);
+    expect(await server.isModelReady('execute_raises')).toBe(true);
+    await expect(server.infer('add_sub', { inputs: { INPUT0: fp32(1, 1, 1, 1), INPUT1: fp32(1, 1, 1, 1) } })).resolves.toBeDefined();
+  });
+
+  it('initialize() raising leaves the model UNAVAILABLE with the traceback as its reason', async () => {
+    const server = await python.start(['init_raises', 'add_sub']);
+    const entry = await stateOf(server, 'init_raises');
+    expect(entry.state).toBe('UNAVAILABLE');
+    expect(entry.reason).toMatch(/Traceback[\s\S]*initialize/);
+    expect(await server.isModelReady('add_sub')).toBe(true);
+  });
+
+  it('a stub that exits mid-request fails that request at once, restarts, and serves the next one', async () => {
+    const server = await python.start(['exits_midrequest']);
+    const started = Date.now();
+    const error = await failure(server.infer('exits_midrequest', { inputs: { INPUT0: int32(1) } }));
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.message).toMatch(/exited with code 1/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const response = await server.infer('exits_midrequest', { inputs: { INPUT0: int32(2) } });
+    expect(Array.from(response.outputs.OUTPUT0!.data as Int32Array)).toEqual([2]);
+  });
+
+  it('a stub killed with SIGKILL fails its in-flight request at once; the next request succeeds on a new stub', async () => {
+    const server = await python.start(['hangs', 'add_sub']);
+    const [pid, ...others] = await stubProcesses();
+    const pending = failure(server.infer('hangs', { inputs: { INPUT0: fp32(1) } }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Which stub is which: kill them all; both models must recover.
+    for (const p of [pid!, ...others]) process.kill(p, 'SIGKILL');
+    const error = await pending;
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.message).toMatch(/SIGKILL/);
+    await expect(server.infer('add_sub', { inputs: { INPUT0: fp32(1, 1, 1, 1), INPUT1: fp32(1, 1, 1, 1) } })).resolves.toBeDefined();
+  });
+
+  it('a hanging execute() is ended by the caller’s deadline, and unload and stop still finish', async () => {
+    const server = await python.start(['hangs'], { modelControlMode: 'explicit', startupModels: ['hangs'], exitTimeoutMs: 500 });
+    const error = await failure(server.infer('hangs', { inputs: { INPUT0: fp32(1) }, signal: AbortSignal.timeout(300) }));
+    expect(error.code).toBe('DEADLINE_EXCEEDED');
+    const started = Date.now();
+    await server.unloadModel('hangs');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(await stubProcesses()).toEqual([]);
+  });
+
+  for (const [model, fault] of [
+    ['not_a_list', /must return a list/i],
+    ['not_a_response', /InferenceResponse/],
+    ['wrong_count', /0 responses? .*1 request|1 request.*0 responses?|number of responses/i],
+    ['decoupled_returns', /None/],
+  ] as const) {
+    it(`${model}: a wrong execute() result fails the request, naming the fault`, async () => {
+      const server = await python.start([model]);
+      const request = { inputs: { INPUT0: model === 'wrong_count' ? { ...fp32(1), shape: [1, 1] } : fp32(1) } };
+      const run = model === 'decoupled_returns' ? drain(server, model, request) : server.infer(model, request);
+      const error = await failure(run);
+      expect(error.message).toMatch(fault);
+      expect(await server.isModelReady(model)).toBe(true);
+    });
+  }
+});
+
+async function drain(server: InferenceServer, model: string, request: Parameters<InferenceServer['inferStream']>[1]): Promise<void> {
+  for await (const _ of server.inferStream(model, request)) {
+    // responses are not the point: the error is
+  }
+}

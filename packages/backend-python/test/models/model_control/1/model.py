@@ -1,0 +1,24 @@
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            op = pb_utils.get_input_tensor_by_name(request, "OP").as_numpy()[0].decode()
+            name = pb_utils.get_input_tensor_by_name(request, "NAME").as_numpy()[0].decode()
+            try:
+                if op == "load":
+                    pb_utils.load_model(model_name=name)
+                elif op == "unload":
+                    pb_utils.unload_model(model_name=name)
+                ready = pb_utils.is_model_ready(model_name=name)
+                responses.append(
+                    pb_utils.InferenceResponse(
+                        output_tensors=[pb_utils.Tensor("READY", np.array([ready], dtype=np.bool_))]
+                    )
+                )
+            except pb_utils.TritonModelException as e:
+                responses.append(pb_utils.InferenceResponse(error=pb_utils.TritonError(str(e))))
+        return responses
