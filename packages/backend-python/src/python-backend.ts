@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { InferenceError, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
+import { InferenceError, modelConfigToJson, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
 import { CustomMetrics } from './custom-metrics.js';
 import { fromFrameError } from './frame-error.js';
 import { loadSharedMemoryAddon } from './native.js';
@@ -86,7 +86,8 @@ async function autoComplete(config: ModelConfig, spec: Parameters<typeof StubPro
   const answered = new Promise<Record<string, unknown>>((resolve) => (answer = resolve));
   const stub = await StubProcess.start(spec, (frame) => frame.t === 'auto_completed' && answer(frame), (reason) => answer({ error: { message: reason } }));
   try {
-    stub.send({ t: 'auto_complete', config });
+    // As Triton hands it over: protobuf's JSON, every field present with its default.
+    stub.send({ t: 'auto_complete', config: modelConfigToJson(config) });
     const frame = await answered;
     if (frame.error) throw fromFrameError(frame.error, `${spec.label}: auto_complete_config`);
     return frame.config as ModelConfig;

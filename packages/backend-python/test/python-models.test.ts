@@ -72,9 +72,10 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
   it('hands several requests to one execute() under dynamic batching, without concatenating them', async () => {
     const server = await python.start(['identity_fp32']);
     const responses = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => server.infer('identity_fp32', { inputs: { INPUT0: { datatype: 'FP32', shape: [1, i + 1], data: new Float32Array(i + 1).fill(i) } } })),
+      // Alike in shape, as the dynamic batcher batches only requests of one shape.
+      Array.from({ length: 8 }, (_, i) => server.infer('identity_fp32', { inputs: { INPUT0: { datatype: 'FP32', shape: [1, 3], data: new Float32Array(3).fill(i) } } })),
     );
-    responses.forEach((response, i) => expect(Array.from(response.outputs.OUTPUT0!.data as Float32Array)).toEqual(new Array(i + 1).fill(i)));
+    responses.forEach((response, i) => expect(Array.from(response.outputs.OUTPUT0!.data as Float32Array)).toEqual([i, i, i]));
     const perExecute = responses.map((response) => (response.outputs.BATCH_REQUESTS!.data as Int32Array)[0]!);
     expect(Math.max(...perExecute)).toBeGreaterThan(1);
   });
