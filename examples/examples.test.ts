@@ -62,4 +62,21 @@ describe('examples', () => {
     expect(stdout).toMatch(/Statistics: accumulator v1: 12 inferences in \d+ executions, success 12, fail 1/);
     expect(stdout).toMatch(/server stopped in \d+ ms/);
   });
+
+  it('python-model serves a Triton Python classifier, loading the Python backend by name, batching the callers', async () => {
+    const { stdout } = await run('examples/python-model/main.ts');
+    expect(stdout).toContain('classifier v1: READY');
+    expect(stdout).toMatch(/positive \[0\.00 0\.01 0\.99\]  I love it, works great/);
+    expect(stdout).toMatch(/negative \[1\.00 0\.00 0\.00\]  Terrible\. Broken on arrival, the worst/);
+    const [, inferences, executions] = /statistics: (\d+) inferences in (\d+) executions/.exec(stdout)!;
+    expect(Number(inferences)).toBe(12);
+    expect(Number(executions)).toBeLessThan(12);
+  });
+
+  it('python-bls runs a Python pipeline that calls two other models through the server', async () => {
+    const { stdout } = await run('examples/python-bls/main.ts');
+    expect(stdout).toMatch(/score 0\.5\d+ relevant: To reset your password/);
+    expect(stdout).toMatch(/score 0\.000 not relevant: Our office/);
+    expect(stdout).toContain('embed: 4 inferences');
+  });
 });
