@@ -28,7 +28,7 @@ function missingTool() {
   try {
     createRequire(join(packageRoot, 'package.json')).resolve('cmake-js/package.json');
   } catch {
-    return 'cmake-js is not installed (a devDependency of the package)';
+    return 'cmake-js is not installed (a dependency of the package)';
   }
   if (!onPath('cmake')) return 'cmake is not on PATH';
   const compilers = process.env.CXX ? [process.env.CXX] : ['c++', 'g++', 'clang++'];

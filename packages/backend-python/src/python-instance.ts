@@ -59,6 +59,8 @@ export class PythonInstance implements BackendInstance {
   private nextRid = 1;
   private nextCall = 1;
   private finalizing = false;
+  /** A new stub being started after the last one died; finalize waits for it. */
+  private restarting: Promise<void> | undefined;
   private readonly label: string;
   private readonly decoupled: boolean;
 
@@ -108,10 +110,12 @@ export class PythonInstance implements BackendInstance {
   /** Calls the model's finalize(), then ends the stub; kills it if it is busy or does not answer in time. */
   async finalize(): Promise<void> {
     this.finalizing = true;
+    await this.restarting;
     const stub = this.stub;
     if (!stub || stub.exited) return;
     if (this.batches.size === 0) {
       const finalized = this.awaitAnswer('finalized');
+      stub.expectExit();
       stub.send({ t: 'finalize' });
       const timer = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), this.options.finalizeTimeoutMs).unref());
       const answer = await Promise.race([finalized, timer, stub.whenExited().then(() => undefined)]);
@@ -280,10 +284,15 @@ export class PythonInstance implements BackendInstance {
     this.failInFlight(`${this.label}: ${reason}`);
     if (this.finalizing) return;
     this.instance.health.recovering(reason);
-    this.startStub().then(
-      () => (this.finalizing ? this.stub?.stop(0) : this.instance.health.restored()),
-      (error: unknown) => this.instance.health.failed(`restarting the Python stub failed: ${(error as Error).message}`),
+    this.restarting = this.startStub().then(
+      () => {
+        if (!this.finalizing) this.instance.health.restored();
+      },
+      (error: unknown) => {
+        if (!this.finalizing) this.instance.health.failed(`restarting the Python stub failed: ${(error as Error).message}`);
+      },
     );
+    void this.restarting.finally(() => (this.restarting = undefined));
   }
 
   private failInFlight(reason: string): void {

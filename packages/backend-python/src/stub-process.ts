@@ -149,6 +149,11 @@ export class StubProcess {
     }
   }
 
+  /** The stub is about to exit on purpose (it was asked to finalize): its exit is not a death to report. */
+  expectExit(): void {
+    this.stopping = true;
+  }
+
   /** Ends the stub: closes its channel (it exits on end of file), then kills it if it has not gone after `graceMs`. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;

@@ -1,6 +1,11 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { InferenceServer, Tensor } from '@tritium/core';
 import { pythonMissing, stubProcesses, usePythonServer } from './helpers.js';
+
+const SERVER_IN_CHILD = fileURLToPath(new URL('./server-in-child.ts', import.meta.url));
 
 const fp32 = (...values: number[]): Tensor => ({ datatype: 'FP32', shape: [values.length], data: new Float32Array(values) });
 const int32 = (...values: number[]): Tensor => ({ datatype: 'INT32', shape: [values.length], data: new Int32Array(values) });
@@ -9,6 +14,14 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; messa
   const error = await promise.then(() => undefined, (e: unknown) => e);
   expect(error, 'expected a rejection').toBeDefined();
   return error as { code: string; message: string };
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('the condition did not come true in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function stateOf(server: InferenceServer, name: string) {
@@ -57,6 +70,8 @@ describe.skipIf(pythonMissing)('Python model faults', () => {
     const error = await pending;
     expect(error.code).toBe('UNAVAILABLE');
     expect(error.message).toMatch(/SIGKILL/);
+    // A request sent in the moment between a stub's death and Node seeing it fails too; once restarted, it serves.
+    await until(() => server.isModelReady('add_sub'));
     await expect(server.infer('add_sub', { inputs: { INPUT0: fp32(1, 1, 1, 1), INPUT1: fp32(1, 1, 1, 1) } })).resolves.toBeDefined();
   });
 
@@ -92,3 +107,33 @@ async function drain(server: InferenceServer, model: string, request: Parameters
     // responses are not the point: the error is
   }
 }
+
+describe.skipIf(pythonMissing)('when Node itself dies', () => {
+  const python = usePythonServer();
+
+  it('its stubs exit and remove their shared memory', async () => {
+    const repo = await python.repository(['add_sub']);
+    const child = spawn(process.execPath, ['--import', 'tsx', SERVER_IN_CHILD, repo], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const stubs = await new Promise<number[]>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        const match = /serving ([\d ]+)/.exec(chunk.toString());
+        if (match) resolve(match[1]!.trim().split(' ').map(Number));
+      });
+      child.once('exit', (code) => reject(new Error(`the server exited early (${code})`)));
+    });
+    expect(stubs.length).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return readFileSync(`/proc/${pid}/status`, 'utf8').match(/^State:\s+Z/m) === null;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 10_000;
+    while (stubs.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stubs.filter(alive)).toEqual([]);
+    expect(readdirSync('/dev/shm').filter((name) => name.startsWith(`tritium-${child.pid}-`))).toEqual([]);
+  });
+});

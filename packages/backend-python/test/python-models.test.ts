@@ -128,6 +128,41 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
     expect(ready(await control('unload'))).toBe(0);
     expect(await server.isModelReady('add_sub')).toBe(false);
   });
+
+  it("asks the model's is_ready(): a model that says no is not ready, though loaded", async () => {
+    const server = await python.start(['not_ready', 'add_sub']);
+    expect(await server.isModelReady('not_ready')).toBe(false);
+    expect(await server.isModelReady('add_sub')).toBe(true);
+    await expect(server.infer('not_ready', { inputs: { INPUT0: fp32(1) } })).resolves.toBeDefined();
+  });
+
+  it('keeps custom metrics (pb_utils.MetricFamily) for the backend to export', async () => {
+    const backend = pythonBackend();
+    const repo = await python.repository(['metrics']);
+    const server = (python.state.server = await InferenceServer.start({ modelRepository: repo, backends: [backend] }));
+    for (let i = 0; i < 3; i++) await server.infer('metrics', { inputs: { INPUT0: fp32(i) } });
+    const family = backend.customMetrics.families.get('requests_seen_total')!;
+    expect(family).toMatchObject({ kind: 'counter', description: 'Requests this model has seen' });
+    expect([...family.metrics.values()]).toEqual([expect.objectContaining({ labels: { model: 'metrics' }, value: 3 })]);
+  });
+
+  it("passes a sequence's correlation id and START/END flags to the model", async () => {
+    const server = await python.start(['sequence_echo']);
+    const step = (start: boolean, end: boolean, id: bigint | number) =>
+      server.infer('sequence_echo', { inputs: { INPUT0: fp32(0) }, sequence: { id, start, end } });
+    const read = (r: Awaited<ReturnType<typeof step>>) => [(r.outputs.CORRID!.data as BigUint64Array)[0], (r.outputs.FLAGS!.data as Uint32Array)[0]];
+    const big = 2n ** 64n - 5n;
+    expect(read(await step(true, false, big))).toEqual([big, 1]);
+    expect(read(await step(false, false, big))).toEqual([big, 0]);
+    expect(read(await step(false, true, big))).toEqual([big, 2]);
+    expect(read(await step(true, true, 42))).toEqual([42n, 3]);
+  });
+
+  it('is loaded by name for backend: "python" when not given to the server', async () => {
+    const repo = await python.repository(['add_sub']);
+    const server = (python.state.server = await InferenceServer.start({ modelRepository: repo }));
+    await expect(server.infer('add_sub', { inputs: { INPUT0: fp32(1, 2, 3, 4), INPUT1: fp32(1, 1, 1, 1) } })).resolves.toBeDefined();
+  });
 });
 
 describe.skipIf(pythonMissing)('Python environments', () => {
