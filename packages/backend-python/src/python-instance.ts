@@ -141,7 +141,7 @@ export class PythonInstance implements BackendInstance {
       await stub.stop(0);
       throw new InferenceError('UNAVAILABLE', `${this.label}: ${reason}`);
     }
-    stub.setBusy(false);
+    this.updateBusy();
   }
 
   /** Triton's initialize(args): every value a string. */
@@ -160,7 +160,14 @@ export class PythonInstance implements BackendInstance {
   }
 
   private awaitAnswer(key: string): Promise<Frame> {
-    return new Promise((resolve) => this.answers.set(key, resolve));
+    const answered = new Promise<Frame>((resolve) =>
+      this.answers.set(key, (frame) => {
+        resolve(frame);
+        this.updateBusy();
+      }),
+    );
+    this.updateBusy();
+    return answered;
   }
 
   private onFrame(stub: StubProcess, frame: Frame): void {
@@ -274,8 +281,9 @@ export class PythonInstance implements BackendInstance {
     return `${this.label} request '${request?.id ?? ''}'`;
   }
 
+  /** Node's event loop stays alive while the stub owes an answer: a batch, a stream, or a reply awaited. */
   private updateBusy(): void {
-    this.stub?.setBusy(this.batches.size > 0 || this.streams.size > 0);
+    this.stub?.setBusy(this.batches.size > 0 || this.streams.size > 0 || this.answers.size > 0);
   }
 
   /** The stub died on its own: fail what it held, leave the pool, and start a new one. */

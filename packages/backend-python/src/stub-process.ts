@@ -157,6 +157,8 @@ export class StubProcess {
   /** Ends the stub: closes its channel (it exits on end of file), then kills it if it has not gone after `graceMs`. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    // Whoever awaits the stop keeps the process alive until the stub has gone.
+    this.setBusy(true);
     this.channel.close();
     const timer = setTimeout(() => this.kill('did not exit in time'), graceMs);
     await this.exitPromise;

@@ -11,31 +11,30 @@ const fx = useServerFixture();
 
 describe('backend registry', () => {
   it('says which official package is missing when a model asks for a backend not installed', async () => {
-    fx.repo = await TempRepository.create({ py: { config: 'backend: "python"' }, plan: { config: 'platform: "tensorrt_plan"' } });
+    fx.repo = await TempRepository.create({ plan: { config: 'platform: "tensorrt_plan"' } });
     const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [] }));
     const index = await server.repositoryIndex();
-    expect(index.find((e) => e.name === 'py')!.reason).toMatch(/@tritium\/backend-python could not be loaded/);
     expect(index.find((e) => e.name === 'plan')!.reason).toMatch(/@tritium\/backend-tensorrt could not be loaded/);
   });
 
   it('imports an official backend package again after a failed attempt (installed since)', async () => {
-    fx.repo = await TempRepository.create({ py: { config: testConfig({}).replace('backend: "test"', 'backend: "python"\ndefault_model_filename: "model.test"') } });
+    fx.repo = await TempRepository.create({ trt: { config: testConfig({}).replace('backend: "test"', 'backend: "tensorrt"\ndefault_model_filename: "model.test"') } });
     const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, modelControlMode: 'explicit' }));
-    expect((await rejection(server.loadModel('py'))).message).toMatch(/@tritium\/backend-python could not be loaded/);
+    expect((await rejection(server.loadModel('trt'))).message).toMatch(/@tritium\/backend-tensorrt could not be loaded/);
     // The application installs the package: core looks for it from the application's directory.
     const app = await mkdtemp(join(tmpdir(), 'tritium-app-'));
     const cwd = process.cwd();
     try {
-      const pkg = join(app, 'node_modules', '@tritium', 'backend-python');
+      const pkg = join(app, 'node_modules', '@tritium', 'backend-tensorrt');
       await mkdir(pkg, { recursive: true });
-      await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: '@tritium/backend-python', type: 'module', main: 'index.js' }));
+      await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: '@tritium/backend-tensorrt', type: 'module', main: 'index.js' }));
       await writeFile(
         join(pkg, 'index.js'),
-        `export const createBackend = () => ({ name: 'python', createModel: async () => ({ createInstance: async () => ({ execute: async (rs) => rs.map((r) => ({ OUTPUT0: r.inputs.INPUT0 })) }) }) });`,
+        `export const createBackend = () => ({ name: 'tensorrt', createModel: async () => ({ createInstance: async () => ({ execute: async (rs) => rs.map((r) => ({ OUTPUT0: r.inputs.INPUT0 })) }) }) });`,
       );
       process.chdir(app);
-      await server.loadModel('py');
-      const response = await server.infer('py', { inputs: { INPUT0: { datatype: 'FP32', shape: [4], data: new Float32Array(4) } } });
+      await server.loadModel('trt');
+      const response = await server.infer('trt', { inputs: { INPUT0: { datatype: 'FP32', shape: [4], data: new Float32Array(4) } } });
       expect(response.outputs.OUTPUT0!.shape).toEqual([4]);
     } finally {
       process.chdir(cwd);
