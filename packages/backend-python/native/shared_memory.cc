@@ -1,8 +1,10 @@
-// One job: map an open file descriptor read/write and shared, and hand the mapping to
-// JavaScript as an ArrayBuffer that unmaps itself when V8 collects it. Files are created,
-// sized, closed and unlinked from TypeScript (node:fs); a mapping outlives its descriptor.
+// Two jobs node:fs cannot do: reserve a file's pages, and map an open file descriptor
+// read/write and shared, handed to JavaScript as an ArrayBuffer that unmaps itself when V8
+// collects it. Files are created, sized, closed and unlinked from TypeScript (node:fs); a
+// mapping outlives its descriptor.
 #include <napi.h>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -15,6 +17,20 @@ namespace {
 
 std::string ErrnoText(const char* call, int error) {
   return std::string(call) + " failed: " + std::strerror(error) + " (errno " + std::to_string(error) + ")";
+}
+
+// A sized file on tmpfs has no pages yet: when /dev/shm is full, the first write to a page
+// kills the process with SIGBUS. Reserving them up front turns that into ENOSPC here.
+Napi::Value Reserve(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    throw Napi::TypeError::New(env, "reserve(fd, byteLength) takes two numbers");
+  }
+  const int fd = info[0].As<Napi::Number>().Int32Value();
+  const int64_t length = info[1].As<Napi::Number>().Int64Value();
+  const int error = posix_fallocate(fd, 0, static_cast<off_t>(length));
+  if (error != 0) throw Napi::Error::New(env, "reserve: " + ErrnoText("posix_fallocate", error));
+  return env.Undefined();
 }
 
 Napi::Value Map(const Napi::CallbackInfo& info) {
@@ -56,6 +72,7 @@ Napi::Value Map(const Napi::CallbackInfo& info) {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("map", Napi::Function::New(env, Map, "map"));
+  exports.Set("reserve", Napi::Function::New(env, Reserve, "reserve"));
   return exports;
 }
 

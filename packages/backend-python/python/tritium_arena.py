@@ -77,7 +77,9 @@ class Arena:
         path = os.path.join(self._dir, name)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            os.ftruncate(fd, size)
+            # Reserve the pages now: a full /dev/shm fails here with ENOSPC
+            # instead of killing a process with SIGBUS when it writes later.
+            os.posix_fallocate(fd, 0, size)
             mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except BaseException:
             os.close(fd)
@@ -223,18 +225,6 @@ class Arena:
                     ring.popleft()
                 if not ring:
                     cur.head = 0
-
-    def live_leases(self):
-        with self._lock:
-            return len(self._leases)
-
-    def regions(self):
-        """Names of the regions still held (current last); for tests."""
-        with self._lock:
-            names = [r.name for r in self._retired]
-            if self._cur is not None:
-                names.append(self._cur.name)
-            return names
 
 
 class RegionMap:

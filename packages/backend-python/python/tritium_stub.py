@@ -577,7 +577,7 @@ class Stub:
                 fut = self._wake_fut = loop.create_future()
                 if not work.empty():
                     continue
-                self._run_loop(fut)
+                self._run_coroutine(fut)
         finally:
             self._loop_waiting = False
             self._wake_fut = None
@@ -596,9 +596,6 @@ class Stub:
             finally:
                 rd.release()
         # else: the thread holding the role reads it
-
-    def _run_loop(self, awaitable):
-        return self.loop.run_until_complete(awaitable)
 
     def _run_coroutine(self, coro):
         return self.loop.run_until_complete(coro)
@@ -882,7 +879,7 @@ class Stub:
                      "correlation_id": cid, "flags": req._flags, "timeout": req._timeout,
                      "priority": req._priority, "request_id": req._request_id,
                      "decoupled": decoupled}
-            if isinstance(cid, int) and cid > (1 << 53):
+            if isinstance(cid, int) and cid >= (1 << 53):
                 frame["correlation_id_str"] = str(cid)
         except Exception as e:
             self.calls.pop(k, None)
@@ -932,6 +929,12 @@ class Stub:
                 resp = _pb.InferenceResponse._make(
                     tensors, _pb._error_from_wire(err) if err else None,
                     msg.get("parameters") or None)
+        except Exception as e:
+            # The caller must hear something, or it would wait forever.
+            resp = _pb.InferenceResponse._make(
+                [], _pb.TritonError("reading the BLS response failed: %s" % e), None)
+            final = True
+            self.calls.pop(k, None)
         finally:
             lease = msg.get("lease")
             if lease is not None:

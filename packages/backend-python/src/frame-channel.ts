@@ -28,6 +28,7 @@ export class FrameChannel {
         let frame: Frame;
         try {
           frame = JSON.parse(buffer.toString('utf8', HEADER_BYTES, HEADER_BYTES + length)) as Frame;
+          if (typeof frame !== 'object' || frame === null || typeof frame.t !== 'string') throw new Error('a frame must be an object with a string "t"');
         } catch (error) {
           // The stream cannot be trusted past a bad frame.
           this.broken = true;

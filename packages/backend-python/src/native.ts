@@ -11,6 +11,8 @@ export interface SharedMemoryAddon {
    * and refuses a length past the file's end (touching it would raise SIGBUS).
    */
   map(fd: number, byteLength: number): ArrayBuffer;
+  /** posix_fallocate of the file's first `byteLength` bytes: ENOSPC now rather than SIGBUS on a later write to a full /dev/shm. */
+  reserve(fd: number, byteLength: number): void;
 }
 
 // src/native.ts under vitest and tsx, dist/index.{js,cjs} once built: both one level

@@ -5,11 +5,14 @@ const GENERATION = /^(.*-[np])(\d+)$/;
 /**
  * The receiver's side of PROTOCOL.md's shared memory: a region is mapped the first time a
  * frame names it and its file unlinked at once; only the newest generation of each owner
- * (`<prefix>-n<gen>` / `<prefix>-p<gen>`) is kept, since frames name an owner's regions in
- * increasing generations. Views handed out keep their mapping alive on their own.
+ * (`<prefix>-n<gen>` / `<prefix>-p<gen>`) is kept, and the one before it: frames name an
+ * owner's regions in increasing generations, except that two threads of the stub may
+ * allocate just before and after a growth and send in the other order. Views handed out
+ * keep their mapping alive on their own.
  */
 export class PeerRegions {
-  private readonly newest = new Map<string, { generation: number; region: SharedRegion }>();
+  /** Per owner, its newest mapped region and the one before it. */
+  private readonly newest = new Map<string, Array<{ generation: number; region: SharedRegion }>>();
 
   constructor(readonly dir: string) {}
 
@@ -33,13 +36,14 @@ export class PeerRegions {
     if (!match || name.includes('/')) throw new Error(`"${name}" is not a shared-memory region name (<prefix>-n<gen> or <prefix>-p<gen>)`);
     const owner = match[1]!;
     const generation = Number(match[2]);
-    const known = this.newest.get(owner);
-    if (known && known.generation === generation) return known.region;
-    if (known && known.generation > generation) {
-      throw new Error(`shared-memory region ${name} is older than ${owner}${known.generation}, already mapped: frames name an owner's regions in increasing generations`);
+    const known = this.newest.get(owner) ?? [];
+    const mapped = known.find((entry) => entry.generation === generation);
+    if (mapped) return mapped.region;
+    if (known.length > 0 && known.every((entry) => entry.generation > generation)) {
+      throw new Error(`shared-memory region ${name} is older than ${owner}${known[0]!.generation}, already mapped: frames name an owner's regions in increasing generations`);
     }
     const region = SharedRegion.open(this.dir, name);
-    this.newest.set(owner, { generation, region });
+    this.newest.set(owner, [...known, { generation, region }].sort((a, b) => b.generation - a.generation).slice(0, 2));
     return region;
   }
 }

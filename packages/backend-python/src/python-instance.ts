@@ -11,10 +11,14 @@ import {
 import type { CustomMetrics } from './custom-metrics.js';
 import type { Frame } from './frame-channel.js';
 import { fromFrameError } from './frame-error.js';
+import { SEQUENCE_END, SEQUENCE_START } from './sequence-flags.js';
 import type { PythonEnvironment } from './python-environment.js';
 import { StubCalls } from './stub-calls.js';
 import { StubProcess } from './stub-process.js';
 import { readTensors, writeTensors, type TensorRef } from './tensor-transfer.js';
+
+/** How long a readiness check waits for the model's is_ready(). */
+const READY_TIMEOUT_MS = 2_000;
 
 export interface PythonInstanceOptions {
   readonly environment: PythonEnvironment;
@@ -38,9 +42,6 @@ interface PendingBatch {
   executed: boolean;
 }
 
-const SEQUENCE_START = 1;
-const SEQUENCE_END = 2;
-
 /**
  * A model instance served by a Python stub process (Triton's python backend): starts
  * the stub, initializes the model in it, sends it batches and delivers what comes back.
@@ -59,6 +60,10 @@ export class PythonInstance implements BackendInstance {
   private nextRid = 1;
   private nextCall = 1;
   private finalizing = false;
+  /** The model's last is_ready() answer. */
+  private lastReady = true;
+  /** A stub being started (and initialized): finalize ends it rather than wait for an initialize that may hang. */
+  private starting: StubProcess | undefined;
   /** A new stub being started after the last one died; finalize waits for it. */
   private restarting: Promise<void> | undefined;
   private readonly label: string;
@@ -86,7 +91,6 @@ export class PythonInstance implements BackendInstance {
     const { lease, refs } = writeTensors(stub.arena, requests.map((request) => request.inputs));
     const rids = requests.map(() => this.nextRid++);
     stub.send({ t: 'execute', batch, lease, requests: requests.map((request, i) => describeRequest(request, rids[i]!, refs[i]!)) });
-    this.updateBusy();
     return new Promise((resolve, reject) => {
       // Sent after execute, so the stub knows the request a cancellation names.
       const stopListening = requests.map((request, i) => request.onCancel(() => this.stub?.send({ t: 'cancel', rid: rids[i] })));
@@ -96,20 +100,35 @@ export class PythonInstance implements BackendInstance {
     });
   }
 
-  /** The model's own is_ready() (True when it has none); false while the stub is down. */
+  /**
+   * The model's own is_ready() (True when it has none); false while the stub is down.
+   * A stub busy executing answers only after the batch, so then, and when no answer comes
+   * within READY_TIMEOUT_MS, the last answer stands: a readiness probe never waits on a model.
+   */
   async isReady(): Promise<boolean> {
     const stub = this.stub;
     if (!stub || stub.exited) return false;
+    if (this.batches.size > 0) return this.lastReady;
     const call = this.nextCall++;
-    const answer = this.awaitAnswer(`ready_state:${call}`);
+    const key = `ready_state:${call}`;
+    const answer = this.awaitAnswer(key);
     stub.send({ t: 'is_ready', call });
-    const frame = await answer;
-    return frame.error == null && frame.ready === true;
+    let timer: NodeJS.Timeout | undefined;
+    const frame = await Promise.race([answer, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), READY_TIMEOUT_MS)))]);
+    clearTimeout(timer);
+    if (!frame) {
+      this.answers.delete(key);
+      this.updateBusy();
+      return this.lastReady;
+    }
+    this.lastReady = frame.error == null && frame.ready === true;
+    return this.lastReady;
   }
 
   /** Calls the model's finalize(), then ends the stub; kills it if it is busy or does not answer in time. */
   async finalize(): Promise<void> {
     this.finalizing = true;
+    this.starting?.kill('the instance was finalized while its stub was starting');
     await this.restarting;
     const stub = this.stub;
     if (!stub || stub.exited) return;
@@ -125,22 +144,32 @@ export class PythonInstance implements BackendInstance {
     this.failInFlight(`${this.label}: the instance was finalized`);
   }
 
+  /**
+   * Starts a stub and initializes the model in it. The stub becomes the instance's only
+   * once initialized: until then its death is this call's failure, not a crash to restart.
+   */
   private async startStub(): Promise<void> {
     const stub = await StubProcess.start(
       { environment: this.options.environment, modelFile: this.options.modelFile, label: this.label, startTimeoutMs: this.options.startTimeoutMs },
       (frame) => this.onFrame(stub, frame),
       (reason) => this.onStubExit(stub, reason),
     );
-    this.stub = stub;
+    this.starting = stub;
     this.calls = new StubCalls(stub, this.context, this.options.metrics);
-    const initialized = this.awaitAnswer('init_done');
-    stub.send({ t: 'init', args: this.initializeArgs() });
-    const answer = await Promise.race([initialized, stub.whenExited().then((): Frame => ({ t: 'exit' }))]);
-    if (answer.t === 'exit' || answer.error) {
-      const reason = answer.t === 'exit' ? 'the Python stub exited during initialize' : fromFrameError(answer.error, 'initialize').message;
-      await stub.stop(0);
-      throw new InferenceError('UNAVAILABLE', `${this.label}: ${reason}`);
+    try {
+      const initialized = this.awaitAnswer('init_done');
+      stub.send({ t: 'init', args: this.initializeArgs() });
+      const answer = await Promise.race([initialized, stub.whenExited().then((): Frame => ({ t: 'exit' }))]);
+      this.answers.delete('init_done');
+      if (answer.t === 'exit' || answer.error) {
+        const reason = answer.t === 'exit' ? 'the Python stub exited during initialize' : fromFrameError(answer.error, 'initialize').message;
+        await stub.stop(0);
+        throw new InferenceError('UNAVAILABLE', `${this.label}: ${reason}`);
+      }
+    } finally {
+      this.starting = undefined;
     }
+    this.stub = stub;
     this.updateBusy();
   }
 
@@ -174,7 +203,7 @@ export class PythonInstance implements BackendInstance {
     try {
       this.dispatch(stub, frame);
     } catch (error) {
-      stub.kill(`its frame '${frame.t}' could not be handled: ${(error as Error).message}`);
+      stub.kill(`its frame '${String(frame.t)}' could not be handled: ${(error as Error).message}`);
     }
   }
 
@@ -213,6 +242,10 @@ export class PythonInstance implements BackendInstance {
           response.error ? fromFrameError(response.error, this.describe(pending.requests[i])) : this.outputs(stub, response.outputs, pending.requests[i]),
         ),
       );
+    } catch (error) {
+      // The batch has left the books: it must be settled here, then the stub is killed for the bad frame.
+      pending.reject(error);
+      throw error;
     } finally {
       stub.free(frame.lease as number | null);
     }
@@ -244,8 +277,18 @@ export class PythonInstance implements BackendInstance {
     const pending = this.batches.get(batch);
     if (!pending) return;
     pending.executed = true;
-    if (frame.error) pending.reject(fromFrameError(frame.error, this.label));
-    else pending.resolve();
+    if (frame.error) {
+      // execute raised: its requests that have not ended fail with it, as Triton ends them.
+      const error = fromFrameError(frame.error, this.label);
+      for (const rid of pending.rids) {
+        this.streams.get(rid)?.request.response.fail(error);
+        this.streams.delete(rid);
+      }
+      pending.open = 0;
+      pending.reject(error);
+    } else {
+      pending.resolve();
+    }
     if (pending.open === 0) this.takeBatch(batch);
     this.updateBusy();
   }
@@ -300,7 +343,10 @@ export class PythonInstance implements BackendInstance {
         if (!this.finalizing) this.instance.health.failed(`restarting the Python stub failed: ${(error as Error).message}`);
       },
     );
-    void this.restarting.finally(() => (this.restarting = undefined));
+    const restart = this.restarting;
+    void restart.finally(() => {
+      if (this.restarting === restart) this.restarting = undefined;
+    });
   }
 
   private failInFlight(reason: string): void {

@@ -30,6 +30,7 @@ export class SharedRegion {
     const fd = openSync(path, 'wx+', 0o600);
     try {
       ftruncateSync(fd, size);
+      addon.reserve(fd, size);
       return new SharedRegion(name, path, new Uint8Array(addon.map(fd, size)));
     } catch (error) {
       unlinkQuietly(path);

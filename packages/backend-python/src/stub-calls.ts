@@ -2,11 +2,9 @@ import { InferenceError, type InferRequest, type ModelContext, type Tensor } fro
 import { CustomMetrics, type CustomMetric } from './custom-metrics.js';
 import type { Frame } from './frame-channel.js';
 import { toFrameError } from './frame-error.js';
+import { SEQUENCE_END, SEQUENCE_START } from './sequence-flags.js';
 import type { StubProcess } from './stub-process.js';
 import { readTensors, writeTensors, type TensorRef } from './tensor-transfer.js';
-
-const SEQUENCE_START = 1;
-const SEQUENCE_END = 2;
 
 /**
  * What a stub asks of the server while it serves: BLS inference (plain and streaming),

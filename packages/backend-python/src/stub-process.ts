@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { InferenceError } from '@tritium/core';
 import { Arena } from './arena.js';
 import { FrameChannel, type Frame } from './frame-channel.js';
+import { fromFrameError } from './frame-error.js';
 import { PeerRegions } from './peer-regions.js';
 import type { PythonEnvironment } from './python-environment.js';
 import { removeRegions, sharedMemoryDirectory } from './shared-region.js';
@@ -97,10 +98,12 @@ export class StubProcess {
     let started = false;
     let announce: (frame: Frame) => void = () => {};
     const announced = new Promise<Frame>((resolve) => (announce = resolve));
+    // Frames a model sends while importing (a module-level log line) wait for the caller's handler.
+    const early: Frame[] = [];
     const stub = new StubProcess(
       child,
       prefix,
-      (frame) => (started ? onFrame(frame) : announce(frame)),
+      (frame) => (started ? onFrame(frame) : frame.t === 'hello' || frame.t === 'fatal' ? announce(frame) : early.push(frame)),
       (reason) => started && onExit(reason),
     );
     let timer: NodeJS.Timeout | undefined;
@@ -112,9 +115,11 @@ export class StubProcess {
     clearTimeout(timer);
     if (first.t === 'hello') {
       started = true;
+      // After the caller's continuation has run, so that it can handle them.
+      if (early.length > 0) setImmediate(() => early.forEach(onFrame));
       return stub;
     }
-    const reason = first.t === 'fatal' ? errorMessage(first.error) : first.t === 'timeout' ? `it did not start within ${spec.startTimeoutMs} ms` : stub.describeExit();
+    const reason = first.t === 'fatal' ? fromFrameError(first.error, 'the stub').message : first.t === 'timeout' ? `it did not start within ${spec.startTimeoutMs} ms` : stub.describeExit();
     stub.kill(reason);
     await stub.exitPromise;
     throw new InferenceError('UNAVAILABLE', `${spec.label}: the Python stub (${environment.interpreter}, ${environment.origin}) could not start: ${reason}`);
@@ -128,7 +133,7 @@ export class StubProcess {
     if (!this.exited) this.channel.send(frame);
   }
 
-  /** Returns a lease of the stub's arena, gathered into one `free` frame per turn of the event loop. */
+  /** Returns a lease of the stub's arena; the leases returned while one frame is handled go back in one `free` frame. */
   free(lease: number | null | undefined): void {
     if (lease == null) return;
     if (this.pendingFrees.push(lease) === 1) {
@@ -191,7 +196,3 @@ export class StubProcess {
   }
 }
 
-/** The message of an error object in a frame (PROTOCOL.md: `{code, message}`). */
-export function errorMessage(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'message' in error ? String((error as { message: unknown }).message) : String(error);
-}

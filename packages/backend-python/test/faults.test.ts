@@ -75,14 +75,34 @@ describe.skipIf(pythonMissing)('Python model faults', () => {
     await expect(server.infer('add_sub', { inputs: { INPUT0: fp32(1, 1, 1, 1), INPUT1: fp32(1, 1, 1, 1) } })).resolves.toBeDefined();
   });
 
-  it('a hanging execute() is ended by the caller’s deadline, and unload and stop still finish', async () => {
+  it('a hanging execute() is ended by the caller’s deadline, readiness still answers, and unload and stop still finish', async () => {
     const server = await python.start(['hangs'], { modelControlMode: 'explicit', startupModels: ['hangs'], exitTimeoutMs: 500 });
     const error = await failure(server.infer('hangs', { inputs: { INPUT0: fp32(1) }, signal: AbortSignal.timeout(300) }));
     expect(error.code).toBe('DEADLINE_EXCEEDED');
+    const asked = Date.now();
+    expect(await server.isModelReady('hangs')).toBe(true);
+    expect(Date.now() - asked).toBeLessThan(1_000);
     const started = Date.now();
     await server.unloadModel('hangs');
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(await stubProcesses()).toEqual([]);
+  });
+
+  it('a stub that exits in initialize() leaves the model UNAVAILABLE and is not restarted', async () => {
+    const server = await python.start(['init_exits']);
+    const entry = await stateOf(server, 'init_exits');
+    expect(entry.state).toBe('UNAVAILABLE');
+    expect(entry.reason).toMatch(/exited during initialize/);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await stubProcesses()).toEqual([]);
+  });
+
+  it('a decoupled execute() that raises fails its open streams; the model serves the next request', async () => {
+    const server = await python.start(['decoupled_raises']);
+    for (let i = 0; i < 2; i++) {
+      const error = await failure(drain(server, 'decoupled_raises', { inputs: { IN: int32(1) } }));
+      expect(error.message).toMatch(/decoupled boom/);
+    }
   });
 
   for (const [model, fault] of [

@@ -94,6 +94,7 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
     const logger = recordingLogger();
     const server = await python.start(['logger'], { logger });
     await server.infer('logger', { inputs: { INPUT0: fp32(1) } });
+    expect(logger.lines).toContain("INFO model 'logger': logger: imported");
     for (const level of ['INFO', 'WARNING', 'ERROR', 'VERBOSE']) {
       expect(logger.lines.some((line) => line.startsWith(`${level} model 'logger': `)), level).toBe(true);
     }

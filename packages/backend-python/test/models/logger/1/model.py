@@ -16,6 +16,10 @@ def log_all(stage):
     logger.log("logger: {} info via log()".format(stage), logger.INFO)
 
 
+# A line logged while the module is imported, before the model exists.
+pb_utils.Logger.log_info("logger: imported")
+
+
 class TritonPythonModel:
     def initialize(self, args):
         log_all("initialize")
