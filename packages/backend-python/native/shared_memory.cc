@@ -19,35 +19,40 @@ std::string ErrnoText(const char* call, int error) {
   return std::string(call) + " failed: " + std::strerror(error) + " (errno " + std::to_string(error) + ")";
 }
 
-// A sized file on tmpfs has no pages yet: when /dev/shm is full, the first write to a page
-// kills the process with SIGBUS. Reserving them up front turns that into ENOSPC here.
-Napi::Value Reserve(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
-    throw Napi::TypeError::New(env, "reserve(fd, byteLength) takes two numbers");
-  }
-  const int fd = info[0].As<Napi::Number>().Int32Value();
-  const int64_t length = info[1].As<Napi::Number>().Int64Value();
-  const int error = posix_fallocate(fd, 0, static_cast<off_t>(length));
-  if (error != 0) throw Napi::Error::New(env, "reserve: " + ErrnoText("posix_fallocate", error));
-  return env.Undefined();
-}
+struct FileRange {
+  int fd;
+  size_t length;
+};
 
-Napi::Value Map(const Napi::CallbackInfo& info) {
+// Both functions take (fd, byteLength): checked once here, named in errors as `call`.
+FileRange FileRangeArguments(const Napi::CallbackInfo& info, const std::string& call) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
-    throw Napi::TypeError::New(env, "map(fd, byteLength) takes two numbers");
+    throw Napi::TypeError::New(env, call + "(fd, byteLength) takes two numbers");
   }
   const double fdNumber = info[0].As<Napi::Number>().DoubleValue();
   const double lengthNumber = info[1].As<Napi::Number>().DoubleValue();
   if (!(fdNumber >= 0 && fdNumber <= 2147483647 && std::floor(fdNumber) == fdNumber)) {
-    throw Napi::RangeError::New(env, "map: fd must be a non-negative integer");
+    throw Napi::RangeError::New(env, call + ": fd must be a non-negative integer");
   }
   if (!(lengthNumber >= 1 && lengthNumber <= 9007199254740991.0 && std::floor(lengthNumber) == lengthNumber)) {
-    throw Napi::RangeError::New(env, "map: byteLength must be a positive integer");
+    throw Napi::RangeError::New(env, call + ": byteLength must be a positive integer");
   }
-  const int fd = static_cast<int>(fdNumber);
-  const size_t length = static_cast<size_t>(lengthNumber);
+  return {static_cast<int>(fdNumber), static_cast<size_t>(lengthNumber)};
+}
+
+// A sized file on tmpfs has no pages yet: when /dev/shm is full, the first write to a page
+// kills the process with SIGBUS. Reserving them up front turns that into ENOSPC here.
+Napi::Value Reserve(const Napi::CallbackInfo& info) {
+  const FileRange range = FileRangeArguments(info, "reserve");
+  const int error = posix_fallocate(range.fd, 0, static_cast<off_t>(range.length));
+  if (error != 0) throw Napi::Error::New(info.Env(), "reserve: " + ErrnoText("posix_fallocate", error));
+  return info.Env().Undefined();
+}
+
+Napi::Value Map(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const auto [fd, length] = FileRangeArguments(info, "map");
 
   // Touching a page past the end of the file raises SIGBUS and kills the process: refuse
   // here instead of trusting the caller's size.
