@@ -28,6 +28,17 @@ describe.skipIf(pythonMissing)('BLS: Python models calling other models', () => 
     expect(await server.isModelReady('bls_sync')).toBe(true);
   });
 
+  it('carries a sequence (correlation id, START/END flags) through a BLS call into a stateful model', async () => {
+    const server = await python.start(['bls_sequence', 'sequence_echo']);
+    const big = (2n ** 60n + 7n).toString();
+    const step = async (start: boolean, end: boolean) => {
+      const response = await server.infer('bls_sequence', { inputs: { INPUT0: { datatype: 'FP32', shape: [1], data: new Float32Array([0]) } }, parameters: { sequence: big, start, end } });
+      return [(response.outputs.CORRID!.data as BigUint64Array)[0], (response.outputs.FLAGS!.data as Uint32Array)[0]];
+    };
+    expect(await step(true, false)).toEqual([BigInt(big), 1]);
+    expect(await step(false, true)).toEqual([BigInt(big), 2]);
+  });
+
   it('streams a decoupled model’s responses into a BLS call (exec(decoupled=True))', async () => {
     const server = await python.start(['bls_decoupled', 'repeat']);
     const response = await server.infer('bls_decoupled', { inputs: { IN: int32(4, 5, 6) } });
