@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InferResponse, Tensor } from '@tritium/core';
-import { pythonMissing, usePythonServer } from './helpers.js';
+import { MODELS, pythonMissing, usePythonServer } from './helpers.js';
 
 const sixteen = (f: (i: number) => number): Tensor => ({ datatype: 'FP32', shape: [16], data: Float32Array.from({ length: 16 }, (_, i) => f(i)) });
 const int32 = (...values: number[]): Tensor => ({ datatype: 'INT32', shape: [values.length], data: new Int32Array(values) });
@@ -56,6 +58,14 @@ describe.skipIf(pythonMissing)('decoupled Python models', () => {
     for await (const response of server.inferStream('repeat', { inputs: { IN: int32(7, 8, 9) } })) responses.push(response);
     expect(responses.map((r) => values(r.outputs.OUT)[0])).toEqual([7, 8, 9]);
     expect(responses.map((r) => values(r.outputs.IDX)[0])).toEqual([0, 1, 2]);
+  });
+
+  it('is warmed before it serves (model_warmup), its stream run to the end', async () => {
+    const server = await python.start(['repeat'], { modelControlMode: 'explicit' });
+    const config = `${readFileSync(join(MODELS, 'repeat', 'config.pbtxt'), 'utf8')}
+model_warmup [ { name: "three" batch_size: 1 inputs { key: "IN" value { data_type: TYPE_INT32 dims: [ 3 ] zero_data: true } } } ]`;
+    await server.loadModel('repeat', { config });
+    expect(await server.isModelReady('repeat')).toBe(true);
   });
 
   it('refuses infer() for a decoupled model', async () => {

@@ -10,6 +10,7 @@ import type { ResponseSink } from '../scheduling/response-channel.js';
 import { ResponseOrder } from '../scheduling/response-order.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 import { schedulerFor } from '../scheduling/scheduler-for.js';
+import { warmUp, warmupSamples } from './model-warmup.js';
 import { RequestValidator } from './request-validator.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -52,6 +53,8 @@ export class ServedModelVersion {
   /** Creates the backend model and every instance of every instance group. */
   static async load(backend: Backend, context: ModelContext): Promise<ServedModelVersion> {
     const where = `model '${context.name}' version ${context.version}`;
+    // Built first: a bad sample fails the load before anything starts.
+    const samples = await warmupSamples(context);
     let model: BackendModel;
     try {
       model = await backend.createModel(context);
@@ -67,6 +70,8 @@ export class ServedModelVersion {
     const instances = created.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     try {
       if (failure) throw InferenceError.from(failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
+      // Every instance is warmed before the version serves (Triton's model_warmup).
+      await Promise.all(instances.map((instance, i) => warmUp(context, names[i]!.name, instance, samples)));
       instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, decoupled, statistics)));
       return new ServedModelVersion(context, model, pool, statistics, decoupled, await schedulerFor(context, pool));
     } catch (error) {
