@@ -1,3 +1,5 @@
+import type { CustomMetricFamily as CoreFamily } from '@tritium/core';
+
 /** A Python model's custom metric family (pb_utils.MetricFamily). */
 export interface CustomMetricFamily {
   readonly name: string;
@@ -39,6 +41,11 @@ export class CustomMetrics {
       family.metrics.set(key, metric);
     }
     return metric;
+  }
+
+  /** The families as core's CustomMetricFamily, for export. */
+  snapshot(): CoreFamily[] {
+    return [...this.families.values()].map((family) => ({ ...family, metrics: [...family.metrics.values()] }));
   }
 
   static change(metric: CustomMetric, op: string, value: number): void {

@@ -18,17 +18,12 @@ export interface PythonBackendOptions {
   readonly environmentCacheDirectory?: string;
 }
 
-/** The Python backend, and the custom metrics its models report (pb_utils.MetricFamily). */
-export interface PythonBackend extends Backend {
-  readonly customMetrics: CustomMetrics;
-}
-
 /**
  * Triton's Python backend: serves `backend: "python"` models (`model.py` with a
  * `TritonPythonModel` class) unmodified, one stub process per instance, tensors through
  * shared memory.
  */
-export function pythonBackend(options: PythonBackendOptions = {}): PythonBackend {
+export function pythonBackend(options: PythonBackendOptions = {}): Backend {
   const defaultInterpreter = options.interpreter ?? 'python3';
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const finalizeTimeoutMs = options.finalizeTimeoutMs ?? 5_000;
@@ -39,7 +34,8 @@ export function pythonBackend(options: PythonBackendOptions = {}): PythonBackend
   return {
     name: 'python',
     defaultModelFilename: 'model.py',
-    customMetrics,
+    // The families Python models define (pb_utils.MetricFamily), for server.metrics().
+    customMetrics: () => customMetrics.snapshot(),
 
     async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
       const completed = { ...config, backend: 'python' };

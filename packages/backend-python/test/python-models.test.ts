@@ -137,14 +137,17 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
     await expect(server.infer('not_ready', { inputs: { INPUT0: fp32(1) } })).resolves.toBeDefined();
   });
 
-  it('keeps custom metrics (pb_utils.MetricFamily) for the backend to export', async () => {
+  it('exports custom metrics (pb_utils.MetricFamily) in server.metrics()', async () => {
     const backend = pythonBackend();
     const repo = await python.repository(['metrics']);
     const server = (python.state.server = await InferenceServer.start({ modelRepository: repo, backends: [backend] }));
     for (let i = 0; i < 3; i++) await server.infer('metrics', { inputs: { INPUT0: fp32(i) } });
-    const family = backend.customMetrics.families.get('requests_seen_total')!;
+    const family = [...backend.customMetrics!()].find((f) => f.name === 'requests_seen_total')!;
     expect(family).toMatchObject({ kind: 'counter', description: 'Requests this model has seen' });
-    expect([...family.metrics.values()]).toEqual([expect.objectContaining({ labels: { model: 'metrics' }, value: 3 })]);
+    expect([...family.metrics]).toEqual([expect.objectContaining({ labels: { model: 'metrics' }, value: 3 })]);
+    const text = await server.metrics();
+    expect(text).toContain('# TYPE requests_seen_total counter');
+    expect(text).toContain('requests_seen_total{model="metrics"} 3');
   });
 
   it("passes a sequence's correlation id and START/END flags to the model", async () => {

@@ -11,6 +11,7 @@ export type {
   BackendInstance,
   BackendModel,
   BackendRequest,
+  CustomMetricFamily,
   ExecuteResult,
   InstanceContext,
   InstanceHealth,
@@ -26,3 +27,4 @@ export { batchInputTensor, batchInputTensors, type BatchInputConfig } from './ba
 export { scatterWithInputShape } from './backend/batch-outputs.js';
 export type { GatherOptions } from './backend/batch.js';
 export { consoleLogger } from './console-logger.js';
+export type { MetricsOptions } from './observability/metrics.js';

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { BackendRegistry } from './backend/registry.js';
 import { consoleLogger } from './console-logger.js';
+import { ServerMetrics } from './observability/metrics.js';
 import type { NormalizedModelConfig } from './config/schema.js';
 import { requestShape } from './config/request-shape.js';
 import { InferenceError } from './errors.js';
@@ -37,6 +38,7 @@ const CONTROL_MODES: readonly ModelControlMode[] = ['none', 'poll', 'explicit'];
 export class InferenceServer extends EventEmitter<ServerEvents> {
   private stopping: Promise<void> | undefined;
   private readonly manager: ModelManager;
+  private readonly serverMetrics: ServerMetrics | undefined;
   private readonly poller: RepositoryPoller | undefined;
   /** Poll mode: what each model's last load read, to tell which models changed. */
   private readonly changes: ModelChangeTracker | undefined;
@@ -48,7 +50,12 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     private readonly registry: BackendRegistry,
   ) {
     super();
+    const metrics = (this.serverMetrics =
+      options.metrics === false
+        ? undefined
+        : new ServerMetrics(options.metrics ?? {}, { servedVersions: () => this.manager.servedVersions(), backends: () => registry.initializedBackends() }));
     this.manager = new ModelManager(registry, {
+      observerFor: metrics && ((model, version) => metrics.observerFor(model, version)),
       exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
       onStateChange: (entry) => this.notify('modelStateChanged', entry),
       server: this,
@@ -203,6 +210,12 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     if (name !== undefined) this.manager.serving(name, version);
     const served = this.manager.servedVersions(name).filter((s) => version === undefined || s.version === version);
     return { model_stats: served.map((s) => s.statistics.snapshot()) };
+  }
+
+  /** Prometheus text: Triton's nv_* metrics for every served version, host metrics, models' own metrics. */
+  async metrics(): Promise<string> {
+    if (!this.serverMetrics) throw new InferenceError('UNAVAILABLE', 'metrics are turned off (ServerOptions.metrics is false)');
+    return this.serverMetrics.text();
   }
 
   /**

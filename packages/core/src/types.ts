@@ -1,4 +1,5 @@
 import type { Backend } from './backend/backend.js';
+import type { MetricsOptions } from './observability/metrics.js';
 import type { ModelConfig } from './config/schema.js';
 import type { InferenceError } from './errors.js';
 import type { SequenceOptions } from './scheduling/inference-request.js';
@@ -23,6 +24,8 @@ export interface ServerOptions {
   readonly exitTimeoutMs?: number;
   /** Start even when some models fail to load (Triton's --exit-on-error=false). Default true. */
   readonly continueOnLoadError?: boolean;
+  /** Prometheus metrics (server.metrics()): their switches and registry, or false to turn them off. Default: on, with Triton's defaults. */
+  readonly metrics?: MetricsOptions | false;
   /** Where models' log messages go (a Python model's pb_utils.Logger, say). Default: the console, without verbose messages. */
   readonly logger?: Logger;
 }

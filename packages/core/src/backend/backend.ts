@@ -25,6 +25,17 @@ export interface Backend {
    */
   autoCompleteConfig?(config: ModelConfig, context: ModelFiles): Promise<ModelConfig>;
   createModel(context: ModelContext): Promise<BackendModel>;
+  /** Metrics the backend's models define themselves (a Python model's pb_utils.MetricFamily), read at each scrape. */
+  customMetrics?(): Iterable<CustomMetricFamily>;
+}
+
+/** A metric family a model defines, with its current values, for server.metrics() to export. */
+export interface CustomMetricFamily {
+  readonly name: string;
+  readonly description: string;
+  /** Histograms are kept by the backend but not exported yet. */
+  readonly kind: 'counter' | 'gauge' | 'histogram';
+  readonly metrics: Iterable<{ readonly labels: Readonly<Record<string, string>>; readonly value: number }>;
 }
 
 /** Where a model version's files are. */

@@ -17,13 +17,15 @@ type BackendPackage = { createBackend?: () => Backend };
 /** Holds the backends by name, initializes each once, and finalizes them at shutdown. */
 export class BackendRegistry {
   private readonly backends = new Map<string, Promise<Backend>>();
+  /** The backends whose initialize has finished, for metrics read without waiting. */
+  private readonly ready = new Set<Backend>();
 
   constructor(backends: readonly Backend[]) {
     for (const backend of backends) {
       if (this.backends.has(backend.name)) {
         throw new InferenceError('ALREADY_EXISTS', `backend '${backend.name}' is given twice`);
       }
-      this.backends.set(backend.name, initialized(backend));
+      this.backends.set(backend.name, this.initialized(backend));
       // A rejected initialize is reported when a model asks for the backend, not here.
       this.backends.get(backend.name)!.catch(() => {});
     }
@@ -45,7 +47,7 @@ export class BackendRegistry {
   async get(name: string): Promise<Backend> {
     let backend = this.backends.get(name);
     if (!backend) {
-      const loading = loadOfficial(name).then(initialized);
+      const loading = loadOfficial(name).then((loaded) => this.initialized(loaded));
       this.backends.set(name, loading);
       // A package that failed to import may be installed by the next load: only a success is kept.
       loading.catch(() => {
@@ -60,6 +62,17 @@ export class BackendRegistry {
     }
   }
 
+  /** The backends ready now (initialized), given or loaded by name. */
+  initializedBackends(): Backend[] {
+    return [...this.ready];
+  }
+
+  private async initialized(backend: Backend): Promise<Backend> {
+    await backend.initialize?.();
+    this.ready.add(backend);
+    return backend;
+  }
+
   /** Finalizes every initialized backend; a failure is reported as a process warning and the others still finalize. */
   async finalize(): Promise<void> {
     const backends = await Promise.allSettled(this.backends.values());
@@ -70,11 +83,6 @@ export class BackendRegistry {
       if (result.status === 'rejected') process.emitWarning(`backend finalize failed: ${String(result.reason)}`, 'TritiumWarning');
     }
   }
-}
-
-async function initialized(backend: Backend): Promise<Backend> {
-  await backend.initialize?.();
-  return backend;
 }
 
 async function loadOfficial(name: string): Promise<Backend> {

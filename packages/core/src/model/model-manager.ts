@@ -5,6 +5,7 @@ import { InferenceError } from '../errors.js';
 import type { ModelSource } from '../repository/model-repository.js';
 import type { SequenceOptions } from '../scheduling/inference-request.js';
 import type { ModelServer } from '../backend/backend.js';
+import type { LatencyObserver } from '../observability/statistics.js';
 import type { InferRequest, Logger, ModelIndexEntry } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
 import { ModelStates } from './model-states.js';
@@ -34,6 +35,8 @@ export interface ModelManagerOptions {
   /** Handed to every model, for models that call others. */
   readonly server: ModelServer;
   readonly logger: Logger;
+  /** Takes each loaded version's per-request latencies, when metrics need them. */
+  readonly observerFor?: (model: string, version: number) => LatencyObserver;
 }
 
 /**
@@ -182,7 +185,11 @@ export class ModelManager {
       if (!model.serving.has(files.version)) model.states.set(files.version, 'LOADING', '');
     }
     const loaded = await Promise.allSettled(
-      resolved.versions.map((files) => ServedModelVersion.load(resolved.backend, { ...files, name: source.name, config: resolved.config, server: this.options.server, logger: this.options.logger })),
+      resolved.versions.map((files) => ServedModelVersion.load(
+          resolved.backend,
+          { ...files, name: source.name, config: resolved.config, server: this.options.server, logger: this.options.logger },
+          this.options.observerFor?.(source.name, files.version),
+        )),
     );
     const failures = loaded.flatMap((result, i) =>
       result.status === 'rejected' ? [{ version: resolved.versions[i]!.version, error: InferenceError.from(result.reason, 'UNAVAILABLE') }] : [],

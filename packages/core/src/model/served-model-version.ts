@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
-import { ModelStatisticsRecorder } from '../observability/statistics.js';
+import { failureReason } from '../observability/failure-reason.js';
+import { ModelStatisticsRecorder, type LatencyObserver } from '../observability/statistics.js';
 import { InferenceRequest, type SequenceOptions, type ValidatedRequest } from '../scheduling/inference-request.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
@@ -50,8 +51,12 @@ export class ServedModelVersion {
     return this.model.description;
   }
 
-  /** Creates the backend model and every instance of every instance group. */
-  static async load(backend: Backend, context: ModelContext): Promise<ServedModelVersion> {
+  /** How long the load took, backend model, instances and warmup (Triton's nv_model_load_duration_secs). */
+  loadDurationMs = 0;
+
+  /** Creates the backend model and every instance of every instance group; `observer` takes per-request latencies for metrics. */
+  static async load(backend: Backend, context: ModelContext, observer?: LatencyObserver): Promise<ServedModelVersion> {
+    const started = performance.now();
     const where = `model '${context.name}' version ${context.version}`;
     // Built first: a bad sample fails the load before anything starts.
     const samples = await warmupSamples(context);
@@ -61,7 +66,7 @@ export class ServedModelVersion {
     } catch (error) {
       throw InferenceError.from(error, 'UNAVAILABLE', where);
     }
-    const statistics = new ModelStatisticsRecorder(context.name, context.version);
+    const statistics = new ModelStatisticsRecorder(context.name, context.version, observer);
     const decoupled = context.config.model_transaction_policy?.decoupled ?? false;
     const names = instanceNames(context);
     const pool = new InstancePool(names.length);
@@ -73,7 +78,9 @@ export class ServedModelVersion {
       // Every instance is warmed before the version serves (Triton's model_warmup).
       await Promise.all(instances.map((instance, i) => warmUp(context, names[i]!.name, instance, samples)));
       instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, decoupled, statistics)));
-      return new ServedModelVersion(context, model, pool, statistics, decoupled, await schedulerFor(context, pool));
+      const served = new ServedModelVersion(context, model, pool, statistics, decoupled, await schedulerFor(context, pool));
+      served.loadDurationMs = performance.now() - started;
+      return served;
     } catch (error) {
       await finalizeAll(instances, model);
       throw InferenceError.from(error, 'UNAVAILABLE', where);
@@ -117,6 +124,13 @@ export class ServedModelVersion {
     await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
   }
 
+  /** Requests accepted and not yet executing (Triton's nv_inference_pending_request_count). */
+  pendingCount(): number {
+    let pending = 0;
+    for (const request of this.outstanding) if (request.executeStart === 0) pending++;
+    return pending;
+  }
+
   /** Asks every instance that can check its own readiness; a check that fails counts as not ready. */
   async instancesReady(): Promise<boolean> {
     const answers = await Promise.all(this.pool.attached().map((runner) => runner.instance.isReady?.().catch(() => false) ?? true));
@@ -137,7 +151,8 @@ export class ServedModelVersion {
     this.outstanding.delete(request);
     // A response sent from execute's result ends when execute did; a later one (decoupled, a cancellation) ends now.
     const end = request.executeEnd || performance.now();
-    if (error) this.statistics.recordFailure(request.arrivalTime, end);
+    if (this.decoupled && request.firstResponseAt) this.statistics.recordFirstResponse(request.arrivalTime, request.firstResponseAt);
+    if (error) this.statistics.recordFailure(request.arrivalTime, end, failureReason(request, error));
     else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end);
     if (this.outstanding.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { FAILURE_REASONS, type FailureReason } from './failure-reason.js';
 
 /** A count and a total duration, as Triton's statistics report them. */
 export interface DurationStat {
@@ -34,6 +35,20 @@ export interface ModelStatistics {
   batch_stats: BatchStat[];
 }
 
+/**
+ * Per-request latencies for metrics that need each observation (summaries, histograms),
+ * in microseconds; given to a recorder only when such metrics are switched on.
+ */
+export interface LatencyObserver {
+  request(us: number): void;
+  queue(us: number): void;
+  computeInfer(us: number): void;
+  /** Decoupled models: from arrival to the first response. */
+  firstResponse(us: number): void;
+  /** The batch size of each execution. */
+  batch(size: number): void;
+}
+
 const stat = (): DurationStat => ({ count: 0, ns: 0 });
 const NS_PER_MS = 1e6;
 
@@ -45,8 +60,14 @@ const NS_PER_MS = 1e6;
 export class ModelStatisticsRecorder {
   private readonly stats: ModelStatistics;
   private readonly batches = new Map<number, BatchStat>();
+  /** Failures by Triton's reason, beside the statistics' single fail count. */
+  readonly failures: Record<FailureReason, number> = Object.fromEntries(FAILURE_REASONS.map((reason) => [reason, 0])) as Record<FailureReason, number>;
 
-  constructor(name: string, version: number) {
+  constructor(
+    name: string,
+    version: number,
+    private readonly observer?: LatencyObserver,
+  ) {
     this.stats = {
       name,
       version: String(version),
@@ -76,10 +97,20 @@ export class ModelStatisticsRecorder {
     add(s.success, (end - arrival) * NS_PER_MS);
     add(s.queue, (executeStart - arrival) * NS_PER_MS);
     add(s.compute_infer, (end - executeStart) * NS_PER_MS);
+    if (this.observer) {
+      this.observer.request((end - arrival) * 1000);
+      this.observer.queue((executeStart - arrival) * 1000);
+      this.observer.computeInfer((end - executeStart) * 1000);
+    }
   }
 
-  recordFailure(arrival: number, end: number): void {
+  recordFailure(arrival: number, end: number, reason: FailureReason): void {
     add(this.stats.inference_stats.fail, (end - arrival) * NS_PER_MS);
+    this.failures[reason] += 1;
+  }
+
+  recordFirstResponse(arrival: number, at: number): void {
+    this.observer?.firstResponse((at - arrival) * 1000);
   }
 
   recordExecution(batchSize: number, start: number, end: number): void {
@@ -89,9 +120,15 @@ export class ModelStatisticsRecorder {
       batch = { batch_size: batchSize, compute_input: stat(), compute_infer: stat(), compute_output: stat() };
       this.batches.set(batchSize, batch);
     }
+    this.observer?.batch(batchSize);
     add(batch.compute_input, 0);
     add(batch.compute_infer, (end - start) * NS_PER_MS);
     add(batch.compute_output, 0);
+  }
+
+  /** The live figures, not a copy: for readers that only read (a metrics scrape). */
+  current(): Readonly<ModelStatistics> {
+    return this.stats;
   }
 
   snapshot(): ModelStatistics {

@@ -32,7 +32,7 @@ export class DynamicBatchScheduler implements Scheduler {
     if (this.batchKey) request.batchKey = this.batchKey(request);
     const result = this.batcher.enqueue(request);
     if (!result.queued) {
-      request.cancel(new InferenceError('UNAVAILABLE', `${request.describe()}: ${result.reason}`));
+      request.reject(new InferenceError('UNAVAILABLE', `${request.describe()}: ${result.reason}`));
       return;
     }
     request.withdraw = () => this.batcher.remove(request);
@@ -58,7 +58,7 @@ export class DynamicBatchScheduler implements Scheduler {
     }
     for (const expired of this.batcher.takeExpired()) {
       expired.withdraw = undefined;
-      expired.cancel(new InferenceError('UNAVAILABLE', `${expired.describe()}: Request timeout expired`));
+      expired.reject(new InferenceError('UNAVAILABLE', `${expired.describe()}: Request timeout expired`));
     }
     while (this.pool.hasIdle) {
       const batch = this.batcher.nextBatch();

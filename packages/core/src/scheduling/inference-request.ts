@@ -44,6 +44,10 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   /** performance.now() when a backend started and finished executing it; set by the instance runner. */
   executeStart = 0;
   executeEnd = 0;
+  /** performance.now() when the first response went out (0: none yet), for the first-response latency. */
+  firstResponseAt = 0;
+  /** Set when a scheduler refused the request (a full queue, a queue timeout, a sequence it cannot take): Triton's REJECTED. */
+  rejected = false;
   /** Set by a batching scheduler: requests with different keys never share a batch. */
   batchKey: string | undefined = undefined;
   /** Set by a scheduler while the request waits in its queue: takes it out when it ends there (cancelled, timed out). */
@@ -114,6 +118,12 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
     return () => this.cancelListeners?.delete(listener);
   }
 
+  /** A scheduler's refusal: fails the request as cancel() does, counted as rejected. */
+  reject(error: InferenceError): void {
+    this.rejected = true;
+    this.cancel(error);
+  }
+
   /** Fails the request now; a backend still running it sees `isCancelled` and its late responses are dropped. */
   cancel(error: InferenceError): void {
     if (!this.cancelled) {
@@ -134,6 +144,10 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
 
   describe(): string {
     return `model '${this.modelName}' version ${this.modelVersion} request '${this.id}'`;
+  }
+
+  responseSent(): void {
+    if (this.firstResponseAt === 0) this.firstResponseAt = performance.now();
   }
 
   /** Called once by the response channel when the last response or an error went out. */

@@ -42,7 +42,7 @@ export class SequenceBatchScheduler implements Scheduler {
     const entry: SequenceEntry = { sequenceKey: sequenceKey(sequence.id), start: sequence.start ?? false, end: sequence.end ?? false, request };
     const result = this.batcher.enqueue(entry);
     if (!result.accepted) {
-      request.cancel(this.refusal(request, sequence, result.reason));
+      request.reject(this.refusal(request, sequence, result.reason));
       return;
     }
     if (result.restarted) {
