@@ -36,7 +36,7 @@ export interface ModelManagerOptions {
   readonly server: ModelServer;
   readonly logger: Logger;
   /** Takes each loaded version's per-request latencies, when metrics need them. */
-  readonly observerFor?: (model: string, version: number) => LatencyObserver;
+  readonly observerFor?: (model: string, version: number) => LatencyObserver | undefined;
 }
 
 /**

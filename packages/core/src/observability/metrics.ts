@@ -1,6 +1,7 @@
-import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { Counter, Gauge, Registry, Summary } from 'prom-client';
 import type { Backend } from '../backend/backend.js';
 import type { ServedModelVersion } from '../model/served-model-version.js';
+import { BucketHistogram } from './bucket-histogram.js';
 import { FAILURE_REASONS } from './failure-reason.js';
 import type { LatencyObserver } from './statistics.js';
 import { SystemMetrics } from './system-metrics.js';
@@ -32,7 +33,6 @@ const QUANTILES = [0.5, 0.9, 0.95, 0.99];
 /** 10 µs to about 21 s, doubling. */
 const MICROSECOND_BUCKETS = Array.from({ length: 22 }, (_, i) => 10 * 2 ** i);
 const MILLISECOND_BUCKETS = Array.from({ length: 18 }, (_, i) => 2 ** i);
-const BATCH_SIZE_BUCKETS = Array.from({ length: 13 }, (_, i) => 2 ** i);
 
 type Labels = { model: string; version: string };
 const labelsOf = (served: ServedModelVersion): Labels => ({ model: served.context.name, version: String(served.version) });
@@ -48,11 +48,10 @@ export class ServerMetrics {
     requestSummary?: Summary;
     queueSummary?: Summary;
     computeSummary?: Summary;
-    firstResponse?: Histogram;
-    request?: Histogram;
-    queue?: Histogram;
-    compute?: Histogram;
-    batchSize: Histogram;
+    firstResponse?: BucketHistogram;
+    request?: BucketHistogram;
+    queue?: BucketHistogram;
+    compute?: BucketHistogram;
   };
   private readonly custom = new Map<string, Counter | Gauge>();
 
@@ -105,7 +104,7 @@ export class ServerMetrics {
       fromStatistics('nv_inference_compute_output_duration_us', 'Cumulative inference compute output duration in microseconds', 'counter', (s) => us(stats(s).inference_stats.compute_output.ns));
     }
     const summary = (name: string, help: string) => new Summary({ name, help, labelNames: LABELS, percentiles: QUANTILES, registers: [registry] });
-    const histogram = (name: string, help: string, buckets: number[]) => new Histogram({ name, help, labelNames: LABELS, buckets, registers: [registry] });
+    const histogram = (name: string, help: string, buckets: number[]) => new BucketHistogram(name, help, buckets, registry);
     const summaries = options.summaryLatencies ?? false;
     const histograms = options.histogramLatencies ?? false;
     this.observed = {
@@ -120,18 +119,30 @@ export class ServerMetrics {
         queue: histogram('tritium_inference_queue_histogram_us', 'Inference queuing duration in microseconds', MICROSECOND_BUCKETS),
         compute: histogram('tritium_inference_compute_infer_histogram_us', 'Compute inference duration in microseconds', MICROSECOND_BUCKETS),
       }),
-      batchSize: histogram('tritium_inference_batch_size', 'Batch size of each model execution, as the scheduler formed it', BATCH_SIZE_BUCKETS),
     };
+    // Beyond Triton: the batch sizes the schedulers formed, from the statistics' batch_stats.
+    new Counter({
+      name: 'tritium_inference_batch_executions',
+      help: 'Number of model executions of each batch size, as the scheduler formed them',
+      labelNames: [...LABELS, 'batch_size'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const served of versions()) {
+          for (const batch of served.statistics.batchStats()) this.inc({ ...labelsOf(served), batch_size: batch.batch_size }, batch.compute_infer.count);
+        }
+      },
+    });
     new SystemMetrics(registry);
   }
 
-  /** Takes one model version's per-request observations. */
-  observerFor(model: string, version: number): LatencyObserver {
-    const labels = { model, version: String(version) };
+  /** Takes one model version's per-request observations; none when no summary or histogram is on (counters cost nothing per request). */
+  observerFor(model: string, version: number): LatencyObserver | undefined {
     const o = this.observed;
-    const child = (metric: Summary | Histogram | undefined) => metric?.labels(labels);
-    const [requestSummary, queueSummary, computeSummary, firstResponse, request, queue, compute] = [o.requestSummary, o.queueSummary, o.computeSummary, o.firstResponse, o.request, o.queue, o.compute].map(child);
-    const batchSize = o.batchSize.labels(labels);
+    if (Object.values(o).every((metric) => metric === undefined)) return undefined;
+    const labels = { model, version: String(version) };
+    const [requestSummary, queueSummary, computeSummary] = [o.requestSummary, o.queueSummary, o.computeSummary].map((metric) => metric?.labels(labels));
+    const [firstResponse, request, queue, compute] = [o.firstResponse, o.request, o.queue, o.compute].map((metric) => metric?.labels(labels));
     return {
       request: (us) => {
         requestSummary?.observe(us);
@@ -146,7 +157,6 @@ export class ServerMetrics {
         compute?.observe(us);
       },
       firstResponse: (us) => firstResponse?.observe(us / 1000),
-      batch: (size) => batchSize.observe(size),
     };
   }
 

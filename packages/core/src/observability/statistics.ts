@@ -45,8 +45,6 @@ export interface LatencyObserver {
   computeInfer(us: number): void;
   /** Decoupled models: from arrival to the first response. */
   firstResponse(us: number): void;
-  /** The batch size of each execution. */
-  batch(size: number): void;
 }
 
 const stat = (): DurationStat => ({ count: 0, ns: 0 });
@@ -120,7 +118,6 @@ export class ModelStatisticsRecorder {
       batch = { batch_size: batchSize, compute_input: stat(), compute_infer: stat(), compute_output: stat() };
       this.batches.set(batchSize, batch);
     }
-    this.observer?.batch(batchSize);
     add(batch.compute_input, 0);
     add(batch.compute_infer, (end - start) * NS_PER_MS);
     add(batch.compute_output, 0);
@@ -129,6 +126,11 @@ export class ModelStatisticsRecorder {
   /** The live figures, not a copy: for readers that only read (a metrics scrape). */
   current(): Readonly<ModelStatistics> {
     return this.stats;
+  }
+
+  /** The live per-batch-size figures, not copies. */
+  batchStats(): Iterable<Readonly<BatchStat>> {
+    return this.batches.values();
   }
 
   snapshot(): ModelStatistics {

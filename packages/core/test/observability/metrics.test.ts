@@ -58,7 +58,7 @@ describe('server.metrics()', () => {
     // Summaries and Triton's histogram are off by default, as in Triton; the batch sizes formed are always there.
     expect(text).not.toContain('nv_inference_request_summary_us');
     expect(text).not.toContain('nv_inference_first_response_histogram_ms');
-    expect(value(text, `tritium_inference_batch_size_count${m}`)).toBeGreaterThanOrEqual(2);
+    expect(value(text, 'tritium_inference_batch_executions{model="m",version="1",batch_size="1"}')).toBeGreaterThanOrEqual(2);
   });
 
   it('adds summaries and histograms when asked, and times the first response of a decoupled model', async () => {
