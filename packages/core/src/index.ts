@@ -28,3 +28,4 @@ export { scatterWithInputShape } from './backend/batch-outputs.js';
 export type { GatherOptions } from './backend/batch.js';
 export { consoleLogger } from './console-logger.js';
 export type { MetricsOptions } from './observability/metrics.js';
+export type { ResponseCacheOptions } from './cache/response-cache.js';

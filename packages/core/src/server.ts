@@ -1,6 +1,11 @@
 import { EventEmitter } from 'eventemitter3';
 import { BackendRegistry } from './backend/registry.js';
 import { consoleLogger } from './console-logger.js';
+import { cacheKey } from './cache/cache-key.js';
+import { LocalCache } from './cache/local-cache.js';
+import { RedisCache } from './cache/redis-cache.js';
+import type { ResponseCache, ResponseCacheOptions } from './cache/response-cache.js';
+import { decodeTensors, encodeTensors } from './cache/tensor-codec.js';
 import { ServerMetrics } from './observability/metrics.js';
 import type { NormalizedModelConfig } from './config/schema.js';
 import { requestShape } from './config/request-shape.js';
@@ -12,13 +17,14 @@ import type { ModelStatistics } from './observability/statistics.js';
 import { ModelChangeTracker } from './repository/model-change-tracker.js';
 import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
 import { RepositoryPoller } from './repository/repository-poller.js';
-import type { InferenceRequest } from './scheduling/inference-request.js';
+import type { InferenceRequest, ValidatedRequest } from './scheduling/inference-request.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
 import { dataTypeFromConfig } from './tensor/datatype.js';
 import type {
   InferRequest,
   InferResponse,
   LoadModelOptions,
+  Logger,
   ModelControlMode,
   ModelIndexEntry,
   ModelMetadata,
@@ -39,6 +45,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   private stopping: Promise<void> | undefined;
   private readonly manager: ModelManager;
   private readonly serverMetrics: ServerMetrics | undefined;
+  private readonly responseCache: ResponseCache | undefined;
   private readonly poller: RepositoryPoller | undefined;
   /** Poll mode: what each model's last load read, to tell which models changed. */
   private readonly changes: ModelChangeTracker | undefined;
@@ -54,7 +61,9 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       options.metrics === false
         ? undefined
         : new ServerMetrics(options.metrics ?? {}, { servedVersions: () => this.manager.servedVersions(), backends: () => registry.initializedBackends() }));
+    this.responseCache = responseCacheFor(options.responseCache, options.logger ?? consoleLogger);
     this.manager = new ModelManager(registry, {
+      responseCache: this.responseCache,
       observerFor: metrics && ((model, version) => metrics.observerFor(model, version)),
       exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
       onStateChange: (entry) => this.notify('modelStateChanged', entry),
@@ -106,9 +115,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
         throw new InferenceError('UNSUPPORTED', `model '${modelName}' is decoupled (zero or more responses per request): use inferStream()`);
       }
       const validated = served.validator.validate(request);
-      return new Promise((resolve, reject) => {
-        served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject));
-      });
+      return served.cache ? this.inferCached(served, served.cache, validated, modelName) : this.submit(served, validated, modelName);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -132,6 +139,33 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       return refused(error);
     }
     return streamOf(accepted, sink);
+  }
+
+  private submit(served: ServedModelVersion, validated: ValidatedRequest, modelName: string): Promise<InferResponse> {
+    return new Promise((resolve, reject) => {
+      served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject));
+    });
+  }
+
+  /**
+   * Answers from the response cache when it holds the request's key; otherwise runs the
+   * request and keeps a successful response (after answering, so the caller does not
+   * wait for the insertion).
+   */
+  private async inferCached(served: ServedModelVersion, cache: ResponseCache, validated: ValidatedRequest, modelName: string): Promise<InferResponse> {
+    const start = performance.now();
+    const key = cacheKey(modelName, served.version, validated.inputs, validated.requestedOutputs);
+    const hit = await cache.get(key);
+    if (hit) {
+      const outputs = decodeTensors(hit);
+      served.statistics.recordCacheHit(validated.batchSize, start, performance.now());
+      return { id: validated.id, modelName, modelVersion: served.version, outputs };
+    }
+    const lookup = performance.now() - start;
+    const response = await this.submit(served, validated, modelName);
+    const inserting = performance.now();
+    void cache.set(key, encodeTensors(response.outputs)).then(() => served.statistics.recordCacheMiss(lookup + performance.now() - inserting));
+    return response;
   }
 
   /** Explicit mode: loads (or reloads) a model, optionally with a config that replaces config.pbtxt. */
@@ -229,6 +263,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       this.poller?.stop();
       await this.manager.stop();
       await this.registry.finalize();
+      await this.responseCache?.close();
     })();
     return this.stopping;
   }
@@ -339,6 +374,16 @@ function checkDuration(field: string, value: number | undefined): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
     throw new InferenceError('INVALID_ARG', `\`${field}\` must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
   }
+}
+
+/** The cache ServerOptions.responseCache asks for; none for a local cache of 0 bytes. */
+function responseCacheFor(options: ResponseCacheOptions | undefined, logger: Logger): ResponseCache | undefined {
+  if (!options) return undefined;
+  if (options.type === 'redis') return new RedisCache(options, logger);
+  if (options.type !== 'local' || !Number.isSafeInteger(options.sizeBytes) || options.sizeBytes < 0) {
+    throw new InferenceError('INVALID_ARG', "`responseCache` must be { type: 'local', sizeBytes: <non-negative integer> } or { type: 'redis', ... }");
+  }
+  return options.sizeBytes > 0 ? new LocalCache(options.sizeBytes) : undefined;
 }
 
 async function* refused(error: unknown): AsyncGenerator<InferResponse, void, undefined> {

@@ -1,4 +1,5 @@
 import type { Backend } from './backend/backend.js';
+import type { ResponseCacheOptions } from './cache/response-cache.js';
 import type { MetricsOptions } from './observability/metrics.js';
 import type { ModelConfig } from './config/schema.js';
 import type { InferenceError } from './errors.js';
@@ -26,6 +27,8 @@ export interface ServerOptions {
   readonly continueOnLoadError?: boolean;
   /** Prometheus metrics (server.metrics()): their switches and registry, or false to turn them off. Default: on, with Triton's defaults. */
   readonly metrics?: MetricsOptions | false;
+  /** The response cache for models whose config enables `response_cache` (Triton's --cache-config): `local` (an in-memory LRU) or `redis`. Default none. */
+  readonly responseCache?: ResponseCacheOptions;
   /** Where models' log messages go (a Python model's pb_utils.Logger, say). Default: the console, without verbose messages. */
   readonly logger?: Logger;
 }

@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { BackendRegistry } from '../backend/registry.js';
-import type { ModelConfig } from '../config/schema.js';
+import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { ModelSource } from '../repository/model-repository.js';
 import type { SequenceOptions } from '../scheduling/inference-request.js';
 import type { ModelServer } from '../backend/backend.js';
+import type { ResponseCache } from '../cache/response-cache.js';
 import type { LatencyObserver } from '../observability/statistics.js';
 import type { InferRequest, Logger, ModelIndexEntry } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
@@ -37,6 +38,8 @@ export interface ModelManagerOptions {
   readonly logger: Logger;
   /** Takes each loaded version's per-request latencies, when metrics need them. */
   readonly observerFor?: (model: string, version: number) => LatencyObserver | undefined;
+  /** The server's response cache, for models whose config enables response_cache. */
+  readonly responseCache?: ResponseCache;
 }
 
 /**
@@ -109,6 +112,15 @@ export class ModelManager {
     return models
       .flatMap((model) => [...model.serving.values()])
       .sort((a, b) => a.context.name.localeCompare(b.context.name) || a.version - b.version);
+  }
+
+  /** The cache a model's versions use: the server's, when the config enables response_cache. */
+  private cacheFor(name: string, config: NormalizedModelConfig): ResponseCache | undefined {
+    if (!config.response_cache.enable) return undefined;
+    if (!this.options.responseCache) {
+      this.options.logger.warn(`model '${name}' enables response_cache, but the server has no cache (ServerOptions.responseCache): it is served uncached`);
+    }
+    return this.options.responseCache;
   }
 
   managedNames(): string[] {
@@ -205,6 +217,8 @@ export class ModelManager {
       throw failures[0]!.error;
     }
 
+    const cache = this.cacheFor(source.name, resolved.config);
+    for (const served of next.values()) served.cache = cache;
     const previous = model.serving;
     model.serving = next;
     model.latest = highest(next);

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../backend/backend.js';
 import { InferenceError } from '../errors.js';
+import type { ResponseCache } from '../cache/response-cache.js';
 import { failureReason } from '../observability/failure-reason.js';
 import { ModelStatisticsRecorder, type LatencyObserver } from '../observability/statistics.js';
 import { InferenceRequest, type SequenceOptions, type ValidatedRequest } from '../scheduling/inference-request.js';
@@ -55,6 +56,9 @@ export class ServedModelVersion {
   loadDurationMs = 0;
 
   /** Creates the backend model and every instance of every instance group; `observer` takes per-request latencies for metrics. */
+  /** Set when the config enables response_cache and the server has a cache. */
+  cache: ResponseCache | undefined;
+
   static async load(backend: Backend, context: ModelContext, observer?: LatencyObserver): Promise<ServedModelVersion> {
     const started = performance.now();
     const where = `model '${context.name}' version ${context.version}`;

@@ -91,6 +91,10 @@ export class ServerMetrics {
     fromStatistics('nv_inference_count', 'Number of inferences performed (batch of N counts N)', 'counter', (s) => stats(s).inference_count);
     fromStatistics('nv_inference_exec_count', 'Number of model executions performed', 'counter', (s) => stats(s).execution_count);
     fromStatistics('nv_inference_pending_request_count', 'Instantaneous number of pending requests awaiting execution per-model', 'gauge', (s) => s.pendingCount());
+    fromStatistics('nv_cache_num_hits_per_model', 'Number of cache hits per model', 'counter', (s) => stats(s).inference_stats.cache_hit.count);
+    fromStatistics('nv_cache_num_misses_per_model', 'Number of cache misses per model', 'counter', (s) => stats(s).inference_stats.cache_miss.count);
+    fromStatistics('nv_cache_hit_duration_per_model', 'Total cache hit duration per model, in microseconds', 'counter', (s) => stats(s).inference_stats.cache_hit.ns / 1000);
+    fromStatistics('nv_cache_miss_duration_per_model', 'Total cache miss (lookup and insertion) duration per model, in microseconds', 'counter', (s) => stats(s).inference_stats.cache_miss.ns / 1000);
     fromStatistics('nv_model_load_duration_secs', 'Model load time in seconds', 'gauge', (s) => s.loadDurationMs / 1000);
     if (options.counterLatencies ?? true) {
       const us = (ns: number) => ns / 1000;

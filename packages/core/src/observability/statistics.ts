@@ -102,6 +102,20 @@ export class ModelStatisticsRecorder {
     }
   }
 
+  /** A response served from the cache: a success with no queue or compute, and a cache hit (its lookup time). */
+  recordCacheHit(batchSize: number, arrival: number, end: number): void {
+    const s = this.stats.inference_stats;
+    this.stats.inference_count += batchSize;
+    this.stats.last_inference = Math.round(performance.timeOrigin + end);
+    add(s.success, (end - arrival) * NS_PER_MS);
+    add(s.cache_hit, (end - arrival) * NS_PER_MS);
+  }
+
+  /** A lookup that missed: its lookup and insertion time. */
+  recordCacheMiss(ms: number): void {
+    add(this.stats.inference_stats.cache_miss, ms * NS_PER_MS);
+  }
+
   recordFailure(arrival: number, end: number, reason: FailureReason): void {
     add(this.stats.inference_stats.fail, (end - arrival) * NS_PER_MS);
     this.failures[reason] += 1;
