@@ -20,6 +20,7 @@ import { RepositoryPoller } from './repository/repository-poller.js';
 import type { InferenceRequest, ValidatedRequest } from './scheduling/inference-request.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
 import { dataTypeFromConfig } from './tensor/datatype.js';
+import type { Tensor } from './tensor/tensor.js';
 import type {
   InferRequest,
   InferResponse,
@@ -156,8 +157,9 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     const start = performance.now();
     const key = cacheKey(modelName, served.version, validated.inputs, validated.requestedOutputs);
     const hit = await cache.get(key);
-    if (hit) {
-      const outputs = decodeTensors(hit);
+    // An entry that does not decode (written by something else into a shared Redis) is a miss, not a failure.
+    const outputs = hit && decodeOrUndefined(hit);
+    if (outputs) {
       served.statistics.recordCacheHit(validated.batchSize, start, performance.now());
       return { id: validated.id, modelName, modelVersion: served.version, outputs };
     }
@@ -373,6 +375,14 @@ function checkDuration(field: string, value: number | undefined): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
     throw new InferenceError('INVALID_ARG', `\`${field}\` must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
+  }
+}
+
+function decodeOrUndefined(bytes: Uint8Array): Record<string, Tensor> | undefined {
+  try {
+    return decodeTensors(bytes);
+  } catch {
+    return undefined;
   }
 }
 
