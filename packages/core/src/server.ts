@@ -58,11 +58,12 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     private readonly registry: BackendRegistry,
   ) {
     super();
+    // First: it may refuse its options, and then nothing else may have been registered.
+    this.responseCache = responseCacheFor(options.responseCache, options.logger ?? consoleLogger);
     const metrics = (this.serverMetrics =
       options.metrics === false
         ? undefined
         : new ServerMetrics(options.metrics ?? {}, { servedVersions: () => this.manager.servedVersions(), backends: () => registry.initializedBackends() }));
-    this.responseCache = responseCacheFor(options.responseCache, options.logger ?? consoleLogger);
     this.manager = new ModelManager(registry, {
       responseCache: this.responseCache,
       observerFor: metrics && ((model, version) => metrics.observerFor(model, version)),
@@ -150,8 +151,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
 
   /**
    * Answers from the response cache when it holds the request's key; otherwise runs the
-   * request and keeps a successful response (after answering, so the caller does not
-   * wait for the insertion).
+   * request and keeps a copy of a successful response (the copy is made before answering;
+   * the caller does not wait for the insertion itself).
    */
   private async inferCached(served: ServedModelVersion, cache: ResponseCache, validated: ValidatedRequest, modelName: string): Promise<InferResponse> {
     const start = performance.now();
@@ -160,10 +161,15 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     // An entry that does not decode (written by something else into a shared Redis) is a miss, not a failure.
     const outputs = hit && decodeOrUndefined(hit);
     if (outputs) {
-      served.statistics.recordCacheHit(validated.batchSize, start, performance.now());
+      served.statistics.recordCacheHit(start, performance.now());
       return { id: validated.id, modelName, modelVersion: served.version, outputs };
     }
     const lookup = performance.now() - start;
+    // The version may have been unloaded (or the server stopped) during the lookup: it must not take the request then.
+    this.assertRunning();
+    if (!this.manager.servedVersions(modelName).includes(served)) {
+      throw new InferenceError('UNAVAILABLE', `model '${modelName}' version ${served.version} was unloaded while the request looked in the response cache`);
+    }
     const response = await this.submit(served, validated, modelName);
     const inserting = performance.now();
     void cache.set(key, encodeTensors(response.outputs)).then(() => served.statistics.recordCacheMiss(lookup + performance.now() - inserting));
@@ -266,6 +272,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       await this.manager.stop();
       await this.registry.finalize();
       await this.responseCache?.close();
+      this.serverMetrics?.close();
     })();
     return this.stopping;
   }

@@ -89,7 +89,12 @@ export async function warmUp(context: ModelContext, instanceName: string, instan
         throw InferenceError.from(error, 'UNAVAILABLE', where);
       }
       // Results of an ordinary model; a decoupled one answers through each request's sender.
-      result?.forEach((slot, i) => (slot instanceof Error ? requests[i]!.fail(slot) : requests[i]!.close()));
+      if (result) {
+        if (result.length !== requests.length) throw new InferenceError('UNAVAILABLE', `${where}: the backend returned ${result.length} responses for ${requests.length} requests`);
+        result.forEach((slot, i) => (slot instanceof Error ? requests[i]!.fail(slot) : requests[i]!.close()));
+      } else if (!context.config.model_transaction_policy.decoupled) {
+        throw new InferenceError('UNAVAILABLE', `${where}: the backend returned no responses`);
+      }
       const failure = (await Promise.all(requests.map((request) => request.done))).find((error) => error !== undefined);
       if (failure) throw InferenceError.from(failure, 'UNAVAILABLE', where);
     }

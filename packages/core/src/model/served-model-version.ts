@@ -55,10 +55,10 @@ export class ServedModelVersion {
   /** How long the load took, backend model, instances and warmup (Triton's nv_model_load_duration_secs). */
   loadDurationMs = 0;
 
-  /** Creates the backend model and every instance of every instance group; `observer` takes per-request latencies for metrics. */
   /** Set when the config enables response_cache and the server has a cache. */
   cache: ResponseCache | undefined;
 
+  /** Creates the backend model and every instance of every instance group; `observer` takes per-request latencies for metrics. */
   static async load(backend: Backend, context: ModelContext, observer?: LatencyObserver): Promise<ServedModelVersion> {
     const started = performance.now();
     const where = `model '${context.name}' version ${context.version}`;
@@ -80,7 +80,10 @@ export class ServedModelVersion {
     try {
       if (failure) throw InferenceError.from(failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
       // Every instance is warmed before the version serves (Triton's model_warmup).
-      await Promise.all(instances.map((instance, i) => warmUp(context, names[i]!.name, instance, samples)));
+      // All settled before any failure is acted on: finalizing must not start while another instance still warms.
+      const warmed = await Promise.allSettled(instances.map((instance, i) => warmUp(context, names[i]!.name, instance, samples)));
+      const warmupFailure = warmed.find((result) => result.status === 'rejected');
+      if (warmupFailure) throw warmupFailure.reason;
       instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, decoupled, statistics)));
       const served = new ServedModelVersion(context, model, pool, statistics, decoupled, await schedulerFor(context, pool));
       served.loadDurationMs = performance.now() - started;
@@ -126,6 +129,7 @@ export class ServedModelVersion {
       );
     }
     await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
+    this.statistics.close();
   }
 
   /** Requests accepted and not yet executing (Triton's nv_inference_pending_request_count). */

@@ -29,9 +29,9 @@ export class BucketHistogram {
   labels(labels: Record<string, string>): HistogramChild {
     const key = JSON.stringify(labels);
     const bounds = this.buckets;
-    let state = this.children.get(key);
     return {
       observe: (value) => {
+        let state = this.children.get(key);
         if (!state) {
           state = { labels, counts: new Float64Array(bounds.length), sum: 0, count: 0 };
           this.children.set(key, state);
@@ -61,7 +61,17 @@ export class BucketHistogram {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
+  /** Drops one label set's series (an unloaded version's). */
+  remove(labels: Record<string, string>): void {
+    this.children.delete(JSON.stringify(labels));
+  }
+
+  /** Zeroes every series; observers keep writing to them (prom-client's resetMetrics). */
   reset(): void {
-    this.children.clear();
+    for (const child of this.children.values()) {
+      child.counts.fill(0);
+      child.sum = 0;
+      child.count = 0;
+    }
   }
 }

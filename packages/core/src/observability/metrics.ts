@@ -4,7 +4,7 @@ import type { ServedModelVersion } from '../model/served-model-version.js';
 import { BucketHistogram } from './bucket-histogram.js';
 import { FAILURE_REASONS } from './failure-reason.js';
 import type { LatencyObserver } from './statistics.js';
-import { SystemMetrics } from './system-metrics.js';
+import { registerSystemMetrics } from './system-metrics.js';
 
 /** What server.metrics() exports; the switches are named after Triton's --metrics-config keys. */
 export interface MetricsOptions {
@@ -53,13 +53,17 @@ export class ServerMetrics {
     queue?: BucketHistogram;
     compute?: BucketHistogram;
   };
-  private readonly custom = new Map<string, Counter | Gauge>();
+  /** Models' own families, by name: the label names each was registered with, and its values at the last scrape. */
+  private readonly custom = new Map<string, { labelNames: string[]; latest: Array<{ labels: Readonly<Record<string, string>>; value: number }> }>();
+  /** Every metric name this server registered, removed again by close() (the registry may be the application's). */
+  private readonly registered: string[] = [];
 
   constructor(
     options: MetricsOptions,
     private readonly source: MetricsSource,
   ) {
     const registry = (this.registry = options.registry ?? new Registry());
+    const before = new Set(registry.getMetricsAsArray().map((metric) => metric.name));
     const versions = () => source.servedVersions();
     const fromStatistics = (name: string, help: string, kind: 'counter' | 'gauge', read: (served: ServedModelVersion) => number) => {
       const Metric = kind === 'counter' ? Counter : Gauge;
@@ -98,16 +102,16 @@ export class ServerMetrics {
     fromStatistics('nv_model_load_duration_secs', 'Model load time in seconds', 'gauge', (s) => s.loadDurationMs / 1000);
     if (options.counterLatencies ?? true) {
       const us = (ns: number) => ns / 1000;
-      fromStatistics('nv_inference_request_duration_us', 'Cumulative inference request duration in microseconds', 'counter', (s) => {
-        const { success, fail } = stats(s).inference_stats;
-        return us(success.ns + fail.ns);
-      });
+      // As Triton: successful requests only (a failure adds to the failure count alone).
+      fromStatistics('nv_inference_request_duration_us', 'Cumulative inference request duration in microseconds', 'counter', (s) => us(stats(s).inference_stats.success.ns));
       fromStatistics('nv_inference_queue_duration_us', 'Cumulative inference queuing duration in microseconds', 'counter', (s) => us(stats(s).inference_stats.queue.ns));
       fromStatistics('nv_inference_compute_input_duration_us', 'Cumulative compute input duration in microseconds', 'counter', (s) => us(stats(s).inference_stats.compute_input.ns));
       fromStatistics('nv_inference_compute_infer_duration_us', 'Cumulative compute inference duration in microseconds', 'counter', (s) => us(stats(s).inference_stats.compute_infer.ns));
       fromStatistics('nv_inference_compute_output_duration_us', 'Cumulative inference compute output duration in microseconds', 'counter', (s) => us(stats(s).inference_stats.compute_output.ns));
     }
-    const summary = (name: string, help: string) => new Summary({ name, help, labelNames: LABELS, percentiles: QUANTILES, registers: [registry] });
+    // Triton's summaries cover a sliding minute (5 age buckets), not all time.
+    const summary = (name: string, help: string) =>
+      new Summary({ name, help, labelNames: LABELS, percentiles: QUANTILES, maxAgeSeconds: 60, ageBuckets: 5, registers: [registry] });
     const histogram = (name: string, help: string, buckets: number[]) => new BucketHistogram(name, help, buckets, registry);
     const summaries = options.summaryLatencies ?? false;
     const histograms = options.histogramLatencies ?? false;
@@ -137,7 +141,15 @@ export class ServerMetrics {
         }
       },
     });
-    new SystemMetrics(registry);
+    registerSystemMetrics(registry, (name) => this.registered.push(name));
+    for (const metric of registry.getMetricsAsArray()) if (!before.has(metric.name)) this.registered.push(metric.name);
+  }
+
+  /** Takes this server's metrics out of the registry, so the registry can serve another server later. */
+  close(): void {
+    for (const name of [...this.registered, ...this.custom.keys()]) this.registry.removeSingleMetric(name);
+    this.registered.length = 0;
+    this.custom.clear();
   }
 
   /** Takes one model version's per-request observations; none when no summary or histogram is on (counters cost nothing per request). */
@@ -145,6 +157,7 @@ export class ServerMetrics {
     const o = this.observed;
     if (Object.values(o).every((metric) => metric === undefined)) return undefined;
     const labels = { model, version: String(version) };
+    const all = [o.requestSummary, o.queueSummary, o.computeSummary, o.firstResponse, o.request, o.queue, o.compute];
     const [requestSummary, queueSummary, computeSummary] = [o.requestSummary, o.queueSummary, o.computeSummary].map((metric) => metric?.labels(labels));
     const [firstResponse, request, queue, compute] = [o.firstResponse, o.request, o.queue, o.compute].map((metric) => metric?.labels(labels));
     return {
@@ -161,6 +174,9 @@ export class ServerMetrics {
         compute?.observe(us);
       },
       firstResponse: (us) => firstResponse?.observe(us / 1000),
+      release: () => {
+        for (const metric of all) metric?.remove(labels);
+      },
     };
   }
 
@@ -170,25 +186,38 @@ export class ServerMetrics {
     return this.registry.metrics();
   }
 
-  /** Backends' own families (a Python model's pb_utils.MetricFamily), registered as they appear. */
+  /**
+   * Backends' own families (a Python model's pb_utils.MetricFamily), read once per scrape,
+   * registered as they appear, and registered again when a metric brings a label the
+   * family did not have (prom-client fixes a metric's label names when it is made).
+   */
   private registerCustomFamilies(): void {
     for (const backend of this.source.backends()) {
       for (const family of backend.customMetrics?.() ?? []) {
-        if (family.kind === 'histogram' || this.custom.has(family.name) || this.registry.getSingleMetric(family.name)) continue;
-        const labelNames = [...new Set([...family.metrics].flatMap((metric) => Object.keys(metric.labels)))];
-        const read = () => [...(backend.customMetrics?.() ?? [])].find((f) => f.name === family.name);
+        if (family.kind === 'histogram') continue;
+        const metrics = [...family.metrics];
+        const labelNames = [...new Set(metrics.flatMap((metric) => Object.keys(metric.labels)))];
+        let known = this.custom.get(family.name);
+        if (known && labelNames.every((name) => known!.labelNames.includes(name))) {
+          known.latest = metrics;
+          continue;
+        }
+        // A metric of that name the application registered itself wins.
+        if (!known && this.registry.getSingleMetric(family.name)) continue;
+        if (known) this.registry.removeSingleMetric(family.name);
+        const entry = (known = { labelNames: [...new Set([...(known?.labelNames ?? []), ...labelNames])], latest: metrics });
+        this.custom.set(family.name, entry);
         const Metric = family.kind === 'counter' ? Counter : Gauge;
-        const metric = new Metric({
+        new Metric({
           name: family.name,
           help: family.description || family.name,
-          labelNames,
+          labelNames: entry.labelNames,
           registers: [this.registry],
           collect(this: Counter | Gauge) {
             this.reset();
-            for (const entry of read()?.metrics ?? []) (this as Gauge).inc(entry.labels, entry.value);
+            for (const metric of entry.latest) (this as Gauge).inc(metric.labels, metric.value);
           },
         });
-        this.custom.set(family.name, metric);
       }
     }
   }

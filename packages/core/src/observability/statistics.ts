@@ -45,6 +45,8 @@ export interface LatencyObserver {
   computeInfer(us: number): void;
   /** Decoupled models: from arrival to the first response. */
   firstResponse(us: number): void;
+  /** The version is gone: its series leave the metrics, as Triton removes an unloaded model's. */
+  release(): void;
 }
 
 const stat = (): DurationStat => ({ count: 0, ns: 0 });
@@ -103,9 +105,9 @@ export class ModelStatisticsRecorder {
   }
 
   /** A response served from the cache: a success with no queue or compute, and a cache hit (its lookup time). */
-  recordCacheHit(batchSize: number, arrival: number, end: number): void {
+  recordCacheHit(arrival: number, end: number): void {
     const s = this.stats.inference_stats;
-    this.stats.inference_count += batchSize;
+    // As Triton: a hit is a success, but no inference (inference_count counts what models ran).
     this.stats.last_inference = Math.round(performance.timeOrigin + end);
     add(s.success, (end - arrival) * NS_PER_MS);
     add(s.cache_hit, (end - arrival) * NS_PER_MS);
@@ -135,6 +137,11 @@ export class ModelStatisticsRecorder {
     add(batch.compute_input, 0);
     add(batch.compute_infer, (end - start) * NS_PER_MS);
     add(batch.compute_output, 0);
+  }
+
+  /** The version is unloaded. */
+  close(): void {
+    this.observer?.release();
   }
 
   /** The live figures, not a copy: for readers that only read (a metrics scrape). */

@@ -79,6 +79,7 @@ describe('the response cache, in memory', () => {
     expect(stats.inference_stats.cache_miss.count).toBe(1);
     expect(stats.inference_stats.success.count).toBe(3);
     expect(stats.execution_count).toBe(1);
+    expect(stats.inference_count).toBe(1); // as Triton: hits are successes, not inferences
     const metrics = await server.metrics();
     expect(metrics).toContain('nv_cache_num_hits_per_model{model="m",version="1"} 2');
     expect(metrics).toContain('nv_cache_num_misses_per_model{model="m",version="1"} 1');

@@ -82,6 +82,15 @@ describe('model warmup', () => {
     expect(probe.instancesFinalized).toEqual(['m_0']);
   });
 
+  it('fails, instead of waiting forever, when the backend answers fewer requests than it was given', async () => {
+    const short = { ...testBackend(), name: 'short', createModel: async () => ({ createInstance: async () => ({ execute: async () => [{}] }) }) };
+    fx.repo = await TempRepository.create({ m: { config: testConfig({ extra: warmup(`name: "two" batch_size: 2 ${input('INPUT0', 'zero_data: true')}`) }).replace('backend: "test"', 'backend: "short"') } });
+    fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [short] });
+    const [entry] = await fx.server.repositoryIndex();
+    expect(entry!.state).toBe('UNAVAILABLE');
+    expect(entry!.reason).toMatch(/warmup sample 'two' \(iteration 1\): the backend returned 1 responses for 2 requests/);
+  });
+
   it('waits for a decoupled model’s final response', async () => {
     const { probe, entry } = await start(
       testConfig({ behavior: 'repeat', extra: `model_transaction_policy { decoupled: true }\n${warmup(`name: "stream" batch_size: 1 ${input('INPUT0', 'zero_data: true')}`)}` }),

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Counter, Registry } from 'prom-client';
-import { testConfig } from '../helpers/repository.js';
+import { InferenceServer } from '@tritium/core';
+import { TempRepository, testConfig } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
-import { sleep } from '../helpers/test-backend.js';
+import { sleep, testBackend } from '../helpers/test-backend.js';
 
 const fx = useServerFixture();
 const input = { INPUT0: { datatype: 'FP32' as const, shape: [1, 4], data: new Float32Array(4) } };
@@ -106,6 +107,33 @@ describe('server.metrics()', () => {
       gpu = false;
     }
     if (!gpu) expect(text).not.toContain('nv_gpu_');
+  });
+
+  it('takes its metrics out of the registry at stop, so the registry serves the next server; drops an unloaded version’s series', async () => {
+    const registry = new Registry();
+    const first = await fx.start({ m: { config: testConfig({}) } }, { metrics: { registry, histogramLatencies: true }, modelControlMode: 'explicit', startupModels: ['m'] });
+    await first.infer('m', { inputs: plainInput });
+    expect(value(await registry.metrics(), `tritium_inference_request_histogram_us_count${m}`)).toBe(1);
+    await first.unloadModel('m');
+    expect(await registry.metrics()).not.toContain('model="m"');
+    await first.stop();
+    expect(registry.getMetricsAsArray()).toEqual([]);
+    const second = (fx.server = await InferenceServer.start({ modelRepository: fx.repo!.path, backends: [testBackend()], metrics: { registry } }));
+    await second.infer('m', { inputs: plainInput });
+    expect(value(await second.metrics(), `nv_inference_request_success${m}`)).toBe(1);
+  });
+
+  it('exports a backend’s own metric families, and takes in a label that appears later', async () => {
+    const values: Array<{ labels: Record<string, string>; value: number }> = [];
+    const backend = { ...testBackend(), customMetrics: () => [{ name: 'my_total', description: 'mine', kind: 'counter' as const, metrics: values }] };
+    fx.repo = await TempRepository.create({ m: { config: testConfig({}) } });
+    const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [backend] }));
+    expect(await server.metrics()).toContain('# TYPE my_total counter');
+    values.push({ labels: { model: 'm' }, value: 2 });
+    expect(value(await server.metrics(), 'my_total{model="m"}')).toBe(2);
+    values.push({ labels: { model: 'm', kind: 'x' }, value: 5 });
+    const text = await server.metrics();
+    expect(value(text, 'my_total{model="m",kind="x"}')).toBe(5);
   });
 
   it('refuses metrics() when turned off', async () => {
