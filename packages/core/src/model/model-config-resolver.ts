@@ -9,6 +9,7 @@ import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { readConfigText, type ModelSource } from '../repository/model-repository.js';
 import { selectVersions } from '../repository/version-policy.js';
+import { ENSEMBLE_BACKEND } from '../scheduling/ensemble-scheduler.js';
 
 export interface ResolvedModel {
   readonly config: NormalizedModelConfig;
@@ -35,11 +36,15 @@ export async function resolveModel(
     throw modelConfigError(source.name, `config names the model '${config.name}'; it must match the directory name`);
   }
   config = { ...config, name: source.name };
-  refuseUnsupported(config);
   // The policy comes from the config as written: auto-complete does not change it.
   const selection = selectVersions(config.version_policy, source.versions);
   if (selection.versions.length === 0) {
     throw new InferenceError('UNAVAILABLE', `model '${source.name}': no version directory to serve under its version policy (found ${source.versions.length ? source.versions.join(', ') : 'none'})`);
+  }
+  // An ensemble has no backend of its own: its scheduler runs the steps' models.
+  if (config.platform === ENSEMBLE_PLATFORM) {
+    const files = selection.versions.map((version) => modelFiles(source, '', version));
+    return { config: validateModelConfig(config), backend: ENSEMBLE_BACKEND, versions: files, missingVersions: selection.missing };
   }
   const backendName = await chooseBackend(config, source, selection.versions, registry);
   const backend = await registry.get(backendName).catch((error: InferenceError) => {
@@ -62,13 +67,6 @@ export async function resolveModel(
     }
   }
   return { config: validateModelConfig(config), backend, versions: files, missingVersions: selection.missing };
-}
-
-/** What the config asks for that Tritium cannot serve yet: refused before anything is loaded. */
-function refuseUnsupported(config: ModelConfig): void {
-  if (config.platform === ENSEMBLE_PLATFORM) {
-    throw new InferenceError('UNSUPPORTED', `model '${config.name}': ensemble models are not supported yet`);
-  }
 }
 
 async function readConfig(source: ModelSource, override: ModelConfig | string | undefined): Promise<ModelConfig> {

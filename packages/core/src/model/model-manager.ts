@@ -10,6 +10,7 @@ import type { LatencyObserver } from '../observability/statistics.js';
 import type { InferRequest, Logger, ModelIndexEntry } from '../types.js';
 import { resolveModel } from './model-config-resolver.js';
 import { ModelStates } from './model-states.js';
+import { checkEnsembleMembers, ensembleMembers } from './ensemble-members.js';
 import { checkSequenceOptions } from './sequence-request.js';
 import { ServedModelVersion } from './served-model-version.js';
 import { withTimeout } from './with-timeout.js';
@@ -53,6 +54,8 @@ export class ModelManager {
   /** Versions draining and finalizing; stop() waits for them all. */
   private readonly retiring = new Set<Promise<void>>();
   private closed = false;
+  /** Ensembles waiting for their models' loads now, with the models each uses: a cycle is refused instead of waited on forever. */
+  private readonly ensemblesLoading = new Map<string, readonly string[]>();
   /** Set by stop(): every version drains against this one deadline from then on. */
   private stopDeadline: number | undefined;
 
@@ -98,12 +101,64 @@ export class ModelManager {
   async isReady(name: string, version?: number): Promise<boolean> {
     const model = this.models.get(name);
     const served = version === undefined ? model?.latest : model?.serving.get(version);
-    return served !== undefined && served.instancesReady();
+    if (served === undefined) return false;
+    // An ensemble is ready while every model it uses is.
+    if (served.context.config.ensemble_scheduling) return this.missingMember(served) === undefined;
+    return served.instancesReady();
   }
 
-  /** Every managed model version and its state, sorted by name then version. */
+  /** Every managed model version and its state, sorted by name then version; an ensemble whose model is gone shows UNAVAILABLE saying which. */
   index(): ModelIndexEntry[] {
-    return [...this.models.values()].flatMap((model) => model.states.entries()).sort(byNameThenVersion);
+    return [...this.models.values()]
+      .flatMap((model) =>
+        model.states.entries().map((entry) => {
+          const served = entry.version === undefined ? undefined : model.serving.get(entry.version);
+          const missing = entry.state === 'READY' && served?.context.config.ensemble_scheduling ? this.missingMember(served) : undefined;
+          return missing ? { ...entry, state: 'UNAVAILABLE' as const, reason: `model '${missing}', which the ensemble uses, is not ready` } : entry;
+        }),
+      )
+      .sort(byNameThenVersion);
+  }
+
+  /** Whether `model` is `target` or, through ensembles loading now, uses it. */
+  private uses(model: string, target: string, seen = new Set<string>()): boolean {
+    if (model === target) return true;
+    if (seen.has(model)) return false;
+    seen.add(model);
+    return (this.ensemblesLoading.get(model) ?? []).some((member) => this.uses(member, target, seen));
+  }
+
+  /** The first model an ensemble uses that serves no version now. */
+  private missingMember(served: ServedModelVersion): string | undefined {
+    return ensembleMembers(served.context.config).find((member) => !this.models.get(member)?.latest);
+  }
+
+  /**
+   * An ensemble's load waits for loads of its models under way (at startup they load
+   * together), then checks its steps against their configs. A model that uses itself,
+   * directly or through another ensemble loading now, is refused: waiting would never end.
+   */
+  private async checkEnsemble(name: string, config: NormalizedModelConfig): Promise<void> {
+    const members = ensembleMembers(config);
+    this.ensemblesLoading.set(name, members);
+    try {
+      for (const member of members) {
+        if (this.uses(member, name)) {
+          throw new InferenceError('INVALID_ARG', `ensemble '${name}': its steps use model '${member}', which uses '${name}' in turn (a cycle)`);
+        }
+        await this.models.get(member)?.queue;
+      }
+      checkEnsembleMembers(name, config, (member, version) => {
+        try {
+          return this.serving(member, version).context.config;
+        } catch (error) {
+          const failure = InferenceError.from(error);
+          throw new InferenceError(failure.code, `ensemble '${name}': a step uses ${failure.message}`);
+        }
+      });
+    } finally {
+      this.ensemblesLoading.delete(name);
+    }
   }
 
   /** The versions serving now, of one model or of all, by name then version. */
@@ -192,6 +247,15 @@ export class ModelManager {
       const failure = InferenceError.from(error, 'UNAVAILABLE');
       this.recordModelFailure(model, failure);
       throw failure;
+    }
+    if (resolved.config.ensemble_scheduling) {
+      try {
+        await this.checkEnsemble(source.name, resolved.config);
+      } catch (error) {
+        const failure = InferenceError.from(error, 'UNAVAILABLE');
+        this.recordModelFailure(model, failure);
+        throw failure;
+      }
     }
     for (const files of resolved.versions) {
       if (!model.serving.has(files.version)) model.states.set(files.version, 'LOADING', '');

@@ -279,13 +279,13 @@ describe('instance groups and scheduling config', () => {
     expect(probe.instancesCreated.sort()).toEqual(['extra_0', 'extra_1', 'm_0']);
   });
 
-  it('serves sequence batching models, and refuses ensembles for now, naming them', async () => {
+  it('serves sequence batching models, and refuses an ensemble whose step model does not exist, naming it', async () => {
     const server = await start({
       seq: { config: testConfig({ maxBatchSize: 4, extra: 'sequence_batching { }' }) },
       ens: { config: 'platform: "ensemble"\nmax_batch_size: 0\ninput { name: "I" data_type: TYPE_FP32 dims: [1] }\noutput { name: "O" data_type: TYPE_FP32 dims: [1] }\nensemble_scheduling { step { model_name: "x" model_version: -1 input_map { key: "I" value: "I" } output_map { key: "O" value: "O" } } }' },
     });
     const index = await server.repositoryIndex();
     expect(index.find((e) => e.name === 'seq')!.state).toBe('READY');
-    expect(index.find((e) => e.name === 'ens')!.reason).toMatch(/ensemble models are not supported yet/);
+    expect(index.find((e) => e.name === 'ens')!.reason).toMatch(/ensemble 'ens': a step uses model 'x' is not found/);
   });
 });

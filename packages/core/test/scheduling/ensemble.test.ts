@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import type { Tensor } from '@tritium/core';
+import { testConfig } from '../helpers/repository.js';
+import { rejection, useServerFixture } from '../helpers/server-fixture.js';
+import { newProbe, sleep } from '../helpers/test-backend.js';
+
+const fx = useServerFixture();
+const fp32 = (...values: number[]): Tensor => ({ datatype: 'FP32', shape: [values.length], data: new Float32Array(values) });
+const values = (tensor: Tensor | undefined) => Array.from(tensor!.data as Float32Array);
+
+/** A + B through `adder`, then through `ident` to SUM; A alone through `copier` to COPY (a branch of its own). */
+const ENSEMBLE = `platform: "ensemble"
+input { name: "A" data_type: TYPE_FP32 dims: [ 4 ] }
+input { name: "B" data_type: TYPE_FP32 dims: [ 4 ] }
+output { name: "SUM" data_type: TYPE_FP32 dims: [ 4 ] }
+output { name: "COPY" data_type: TYPE_FP32 dims: [ 4 ] }
+ensemble_scheduling {
+  step { model_name: "adder" model_version: -1 input_map { key: "INPUT0" value: "A" } input_map { key: "INPUT1" value: "B" } output_map { key: "OUTPUT0" value: "S" } }
+  step { model_name: "ident" model_version: -1 input_map { key: "INPUT0" value: "S" } output_map { key: "OUTPUT0" value: "SUM" } }
+  step { model_name: "copier" model_version: -1 input_map { key: "INPUT0" value: "A" } output_map { key: "OUTPUT0" value: "COPY" } }
+}`;
+
+function models(delayMs = 0, ensemble = ENSEMBLE) {
+  const delay = delayMs ? `parameters { key: "delay_ms" value { string_value: "${delayMs}" } }` : '';
+  return {
+    adder: { config: testConfig({ name: 'adder', behavior: 'add', inputs: 2, extra: delay }) },
+    ident: { config: testConfig({ name: 'ident' }) },
+    copier: { config: testConfig({ name: 'copier', extra: delay }) },
+    ens: { config: ensemble },
+  };
+}
+const request = { inputs: { A: fp32(1, 2, 3, 4), B: fp32(10, 20, 30, 40) } };
+
+describe('ensembles', () => {
+  it('runs the steps, passing tensors between them, and returns only what was asked', async () => {
+    const server = await fx.start(models());
+    const all = await server.infer('ens', request);
+    expect(values(all.outputs.SUM)).toEqual([11, 22, 33, 44]);
+    expect(values(all.outputs.COPY)).toEqual([1, 2, 3, 4]);
+    const one = await server.infer('ens', { ...request, outputs: ['SUM'] });
+    expect(Object.keys(one.outputs)).toEqual(['SUM']);
+    // Steps report under their own models' names, as in Triton.
+    expect(server.statistics('adder').model_stats[0]!.inference_stats.success.count).toBe(2);
+    expect(server.statistics('ens').model_stats[0]!.inference_stats.success.count).toBe(2);
+  });
+
+  it('runs independent branches at once', async () => {
+    const probe = newProbe();
+    const server = await fx.start(models(150), {}, probe);
+    const started = Date.now();
+    await server.infer('ens', request);
+    expect(probe.maxRunning).toBeGreaterThanOrEqual(2);
+    expect(Date.now() - started).toBeLessThan(290);
+  });
+
+  it('fails the request naming the step and its model when a step fails', async () => {
+    const server = await fx.start(models());
+    const error = await rejection(server.infer('ens', { ...request, parameters: { fail: 'on purpose' } }));
+    expect(error.message).toMatch(/ensemble step \d \(model '(adder|copier)'\) failed: .*asked to fail: on purpose/);
+    expect(await server.isModelReady('ens')).toBe(true);
+  });
+
+  it('cancels the steps in flight when the request is cancelled, at once', async () => {
+    const probe = newProbe();
+    const server = await fx.start(models(300), {}, probe);
+    const controller = new AbortController();
+    const pending = server.infer('ens', { ...request, signal: controller.signal });
+    await sleep(30);
+    const started = Date.now();
+    controller.abort();
+    expect((await rejection(pending)).code).toBe('CANCELLED');
+    expect(Date.now() - started).toBeLessThan(100);
+    await sleep(400);
+    expect(probe.cancelledSeen).toBeGreaterThanOrEqual(1); // the running steps saw their cancellation
+    expect(probe.executions).toBe(2); // ident never ran
+  });
+
+  it('refuses at load an unknown model, a tensor a model does not have, and a datatype that disagrees, naming the step', async () => {
+    const broken = {
+      unknown: ENSEMBLE.replace('model_name: "ident"', 'model_name: "nobody"'),
+      tensor: ENSEMBLE.replace('key: "INPUT0" value: "S"', 'key: "NOPE" value: "S"'),
+      datatype: ENSEMBLE.replace('output { name: "SUM" data_type: TYPE_FP32', 'output { name: "SUM" data_type: TYPE_INT32'),
+      batching: ENSEMBLE.replace('platform: "ensemble"', 'platform: "ensemble"\nmax_batch_size: 4'),
+    };
+    const server = await fx.start({ ...models(), ...Object.fromEntries(Object.entries(broken).map(([name, config]) => [name, { config }])) });
+    const reason = async (name: string) => (await server.repositoryIndex()).find((e) => e.name === name)!.reason;
+    expect(await reason('unknown')).toMatch(/ensemble 'unknown': a step uses model 'nobody' is not found/);
+    expect(await reason('tensor')).toMatch(/ensemble 'tensor': step 1 \(model 'ident'\) maps input 'NOPE', which model 'ident' does not have/);
+    expect(await reason('datatype')).toMatch(/ensemble 'datatype': tensor 'SUM' is TYPE_FP32 as step 1 \(model 'ident'\) output 'OUTPUT0' but TYPE_INT32 as ensemble output/);
+    expect(await reason('batching')).toMatch(/ensemble 'batching': tensor 'A' has dims \[-1,4\] as ensemble input but \[4\] as step 0 \(model 'adder'\) input 'INPUT0'/);
+    expect(await server.isModelReady('ens')).toBe(true);
+  });
+
+  it('is UNAVAILABLE, saying why, while a model it uses is unloaded, and ready again once it is back', async () => {
+    const server = await fx.start(models(), { modelControlMode: 'explicit', startupModels: ['*'] });
+    await server.unloadModel('ident');
+    expect(await server.isModelReady('ens')).toBe(false);
+    const entry = (await server.repositoryIndex()).find((e) => e.name === 'ens')!;
+    expect(entry).toMatchObject({ state: 'UNAVAILABLE', reason: "model 'ident', which the ensemble uses, is not ready" });
+    const error = await rejection(server.infer('ens', request));
+    expect(error.message).toMatch(/ensemble step 1 \(model 'ident'\) failed: .*model 'ident'/);
+    await server.loadModel('ident');
+    expect(await server.isModelReady('ens')).toBe(true);
+    expect(values((await server.infer('ens', request)).outputs.SUM)).toEqual([11, 22, 33, 44]);
+  });
+
+  it("gives the steps the ensemble request's sequence", async () => {
+    const probe = newProbe();
+    const seq = testConfig({ name: 'ident', maxBatchSize: 4, extra: 'sequence_batching { }' });
+    const ensemble = ENSEMBLE.replace(/step \{ model_name: "adder"[^\n]*\n/, '').replace(/step \{ model_name: "copier"[^\n]*\n/, '')
+      .replace('value: "S" }', 'value: "A" }')
+      .replace('input { name: "B" data_type: TYPE_FP32 dims: [ 4 ] }\n', '')
+      .replace('output { name: "COPY" data_type: TYPE_FP32 dims: [ 4 ] }\n', '')
+      .replace('platform: "ensemble"', 'platform: "ensemble"\nmax_batch_size: 4');
+    const server = await fx.start({ ident: { config: seq }, ens: { config: ensemble } }, {}, probe);
+    const response = await server.infer('ens', { inputs: { A: { ...fp32(1, 2, 3, 4), shape: [1, 4] } }, sequence: { id: 42n, start: true, end: true } });
+    expect(values(response.outputs.SUM)).toEqual([1, 2, 3, 4]);
+    expect(probe.batches.flat().map((r) => r.sequence?.id)).toEqual([42n]);
+  });
+
+  it('refuses an ensemble that uses itself', async () => {
+    const server = await fx.start({ ...models(), self: { config: ENSEMBLE.replace('model_name: "ident"', 'model_name: "self"') } });
+    expect((await server.repositoryIndex()).find((e) => e.name === 'self')!.reason).toMatch(/a cycle/);
+  });
+});
