@@ -29,6 +29,7 @@ import type {
   ModelControlMode,
   ModelIndexEntry,
   ModelMetadata,
+  RunningInference,
   ServerEvents,
   ServerMetadata,
   ServerOptions,
@@ -111,16 +112,27 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
 
   /** Runs one inference and resolves with its response. */
   infer(modelName: string, request: InferRequest): Promise<InferResponse> {
+    return this.startInference(modelName, request).response;
+  }
+
+  /**
+   * Starts one inference as infer() does, and gives its response with a cancel() that
+   * fails it with CANCELLED at once: cheaper than an AbortSignal (a few microseconds each)
+   * for a caller that starts many, such as an ensemble's steps.
+   */
+  startInference(modelName: string, request: InferRequest): RunningInference {
+    const running = new CancellableStart();
     try {
       const served = this.admit(modelName, request);
       if (served.decoupled) {
         throw new InferenceError('UNSUPPORTED', `model '${modelName}' is decoupled (zero or more responses per request): use inferStream()`);
       }
       const validated = served.validator.validate(request);
-      return served.cache ? this.inferCached(served, served.cache, validated, modelName) : this.submit(served, validated, modelName);
+      running.response = served.cache ? this.inferCached(served, served.cache, validated, modelName, running) : this.submit(served, validated, modelName, running);
     } catch (error) {
-      return Promise.reject(error);
+      running.response = Promise.reject(error);
     }
+    return running;
   }
 
   /**
@@ -143,9 +155,9 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     return streamOf(accepted, sink);
   }
 
-  private submit(served: ServedModelVersion, validated: ValidatedRequest, modelName: string): Promise<InferResponse> {
+  private submit(served: ServedModelVersion, validated: ValidatedRequest, modelName: string, running: CancellableStart): Promise<InferResponse> {
     return new Promise((resolve, reject) => {
-      served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject));
+      running.accepted(served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject)));
     });
   }
 
@@ -154,7 +166,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
    * request and keeps a copy of a successful response (the copy is made before answering;
    * the caller does not wait for the insertion itself).
    */
-  private async inferCached(served: ServedModelVersion, cache: ResponseCache, validated: ValidatedRequest, modelName: string): Promise<InferResponse> {
+  private async inferCached(served: ServedModelVersion, cache: ResponseCache, validated: ValidatedRequest, modelName: string, running: CancellableStart): Promise<InferResponse> {
     const start = performance.now();
     const key = cacheKey(modelName, served.version, validated.inputs, validated.requestedOutputs);
     const hit = await cache.get(key);
@@ -170,7 +182,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     if (!this.manager.servedVersions(modelName).includes(served)) {
       throw new InferenceError('UNAVAILABLE', `model '${modelName}' version ${served.version} was unloaded while the request looked in the response cache`);
     }
-    const response = await this.submit(served, validated, modelName);
+    const response = await this.submit(served, validated, modelName, running);
     const inserting = performance.now();
     void cache.set(key, encodeTensors(response.outputs)).then(() => served.statistics.recordCacheMiss(lookup + performance.now() - inserting));
     return response;
@@ -401,6 +413,23 @@ function responseCacheFor(options: ResponseCacheOptions | undefined, logger: Log
     throw new InferenceError('INVALID_ARG', "`responseCache` must be { type: 'local', sizeBytes: <non-negative integer> } or { type: 'redis', ... }");
   }
   return options.sizeBytes > 0 ? new LocalCache(options.sizeBytes) : undefined;
+}
+
+/** A started inference: its response, and a cancel() that works before and after the request is accepted. */
+class CancellableStart implements RunningInference {
+  response: Promise<InferResponse> = Promise.resolve() as never;
+  private request: InferenceRequest | undefined;
+  private cancelled = false;
+
+  accepted(request: InferenceRequest): void {
+    this.request = request;
+    if (this.cancelled) this.cancel();
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+    if (this.request && !this.request.response.isEnded) this.request.cancel(new InferenceError('CANCELLED', `${this.request.describe()}: cancelled by the caller`));
+  }
 }
 
 async function* refused(error: unknown): AsyncGenerator<InferResponse, void, undefined> {

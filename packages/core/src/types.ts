@@ -59,6 +59,13 @@ export interface InferRequest {
   readonly sequence?: SequenceOptions;
 }
 
+/** An inference under way (InferenceServer.startInference). */
+export interface RunningInference {
+  readonly response: Promise<InferResponse>;
+  /** Fails the request with CANCELLED at once, as aborting its signal would; nothing once it has ended. */
+  cancel(): void;
+}
+
 export interface InferResponse {
   readonly id: string;
   readonly modelName: string;

@@ -3,6 +3,7 @@ import type { Backend, ModelContext } from '../backend/backend.js';
 import type { NormalizedEnsembleScheduling } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
+import type { RunningInference } from '../types.js';
 import type { InferenceRequest } from './inference-request.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -60,8 +61,12 @@ export class EnsembleScheduler implements Scheduler {
   }
 
   private async run(request: InferenceRequest): Promise<void> {
-    const steps = new AbortController();
-    const stopListening = request.onCancel(() => steps.abort());
+    // The steps under way, cancelled together when the request is cancelled or a step fails.
+    const steps = new Set<RunningInference>();
+    const cancelSteps = () => {
+      for (const step of steps) step.cancel();
+    };
+    const stopListening = request.onCancel(cancelSteps);
     const tensors = new Map<string, Tensor>(Object.entries(request.inputs));
     const started = new Set<number>();
     request.executeStart = performance.now();
@@ -79,7 +84,7 @@ export class EnsembleScheduler implements Scheduler {
             if (started.has(i) || !Object.values(step.input_map).every((name) => tensors.has(name))) return;
             started.add(i);
             inFlight++;
-            this.runStep(step, i, tensors, request, steps.signal).then(() => {
+            this.runStep(step, i, tensors, request, steps).then(() => {
               inFlight--;
               launch();
             }, fail);
@@ -89,7 +94,7 @@ export class EnsembleScheduler implements Scheduler {
         launch();
       });
     } catch (error) {
-      steps.abort();
+      cancelSteps();
       request.response.fail(error);
       return;
     } finally {
@@ -105,12 +110,12 @@ export class EnsembleScheduler implements Scheduler {
   }
 
   /** One step: its model's request, built from the ensemble's tensors; its outputs join them under their ensemble names. */
-  private async runStep(step: Step, index: number, tensors: Map<string, Tensor>, request: InferenceRequest, signal: AbortSignal): Promise<void> {
+  private async runStep(step: Step, index: number, tensors: Map<string, Tensor>, request: InferenceRequest, running: Set<RunningInference>): Promise<void> {
     const inputs: Record<string, Tensor> = {};
     for (const [memberInput, ensembleTensor] of Object.entries(step.input_map)) inputs[memberInput] = tensors.get(ensembleTensor)!;
     const version = Number(step.model_version);
     try {
-      const response = await this.context.server.infer(step.model_name, {
+      const started = this.context.server.startInference(step.model_name, {
         inputs,
         outputs: Object.keys(step.output_map),
         modelVersion: version > 0 ? version : undefined,
@@ -119,8 +124,9 @@ export class EnsembleScheduler implements Scheduler {
         timeoutMicroseconds: request.timeoutMicroseconds,
         parameters: request.parameters,
         sequence: request.sequence,
-        signal,
       });
+      running.add(started);
+      const response = await started.response.finally(() => running.delete(started));
       for (const [memberOutput, ensembleTensor] of Object.entries(step.output_map)) tensors.set(ensembleTensor, response.outputs[memberOutput]!);
     } catch (error) {
       const failure = InferenceError.from(error);

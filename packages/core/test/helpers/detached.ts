@@ -8,6 +8,7 @@ const refuse = (): never => {
 export const DETACHED: Pick<ModelContext, 'server' | 'logger'> = {
   server: {
     infer: async () => refuse(),
+    startInference: refuse,
     inferStream: refuse,
     loadModel: async () => refuse(),
     unloadModel: async () => refuse(),

@@ -118,6 +118,16 @@ describe('ensembles', () => {
     expect(probe.batches.flat().map((r) => r.sequence?.id)).toEqual([42n]);
   });
 
+  it('startInference() gives a response and a cancel() that fails the request at once', async () => {
+    const server = await fx.start(models(200));
+    const running = server.startInference('adder', { inputs: { INPUT0: fp32(1, 2, 3, 4), INPUT1: fp32(1, 1, 1, 1) } });
+    running.cancel();
+    expect((await rejection(running.response)).code).toBe('CANCELLED');
+    const done = server.startInference('ident', { inputs: { INPUT0: fp32(5, 6, 7, 8) } });
+    expect(values((await done.response).outputs.OUTPUT0)).toEqual([5, 6, 7, 8]);
+    done.cancel(); // after the end: nothing happens
+  });
+
   it('refuses an ensemble that uses itself', async () => {
     const server = await fx.start({ ...models(), self: { config: ENSEMBLE.replace('model_name: "ident"', 'model_name: "self"') } });
     expect((await server.repositoryIndex()).find((e) => e.name === 'self')!.reason).toMatch(/a cycle/);
