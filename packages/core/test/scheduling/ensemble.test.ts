@@ -128,6 +128,17 @@ describe('ensembles', () => {
     done.cancel(); // after the end: nothing happens
   });
 
+  it('caches the ensemble as a whole when its config enables the response cache', async () => {
+    const probe = newProbe();
+    const server = await fx.start(models(0, `${ENSEMBLE}\nresponse_cache { enable: true }`), { responseCache: { type: 'local', sizeBytes: 1 << 20 } }, probe);
+    await server.infer('ens', request);
+    await sleep(5);
+    const again = await server.infer('ens', request);
+    expect(values(again.outputs.SUM)).toEqual([11, 22, 33, 44]);
+    expect(probe.executions).toBe(3); // the three steps ran once
+    expect(server.statistics('ens').model_stats[0]!.inference_stats.cache_hit.count).toBe(1);
+  });
+
   it('refuses an ensemble that uses itself', async () => {
     const server = await fx.start({ ...models(), self: { config: ENSEMBLE.replace('model_name: "ident"', 'model_name: "self"') } });
     expect((await server.repositoryIndex()).find((e) => e.name === 'self')!.reason).toMatch(/a cycle/);
