@@ -79,4 +79,12 @@ describe('examples', () => {
     expect(stdout).toMatch(/score 0\.000 not relevant: Our office/);
     expect(stdout).toContain('embed: 4 inferences');
   });
+
+  it('ensemble serves preprocess (Python) -> scorer (ONNX) -> postprocess (Python) as one model', async () => {
+    const { stdout } = await run('examples/ensemble/main.ts');
+    expect(stdout).toContain('pipeline v1: READY');
+    expect(stdout).toMatch(/caller 0: class_\d+, class_\d+, class_\d+ \(scores [\d.]+, [\d.]+, [\d.]+\)/);
+    expect(stdout).toContain('8 of 8 answers equal the three models called one after another');
+    expect(stdout).toContain('pipeline: 8 requests, 0 executions');
+  });
 });
