@@ -118,6 +118,15 @@ describe('ensembles', () => {
     expect(probe.batches.flat().map((r) => r.sequence?.id)).toEqual([42n]);
   });
 
+  it('fails a request whose next step’s model is unloaded while an earlier step runs, naming it', async () => {
+    const server = await fx.start(models(200), { modelControlMode: 'explicit', startupModels: ['*'] });
+    const pending = server.infer('ens', request);
+    await sleep(50);
+    await server.unloadModel('ident');
+    const error = await rejection(pending);
+    expect(error.message).toMatch(/ensemble step 1 \(model 'ident'\) failed: model 'ident' is not (found|ready)/);
+  });
+
   it('startInference() gives a response and a cancel() that fails the request at once', async () => {
     const server = await fx.start(models(200));
     const running = server.startInference('adder', { inputs: { INPUT0: fp32(1, 2, 3, 4), INPUT1: fp32(1, 1, 1, 1) } });
