@@ -55,11 +55,6 @@ export class EnsembleScheduler implements Scheduler {
     for (const request of this.running) request.cancel(error);
   }
 
-  /** Every model the steps use, for readiness. */
-  get members(): string[] {
-    return [...new Set(this.steps.map((step) => step.model_name))];
-  }
-
   private async run(request: InferenceRequest): Promise<void> {
     // The steps under way, cancelled together when the request is cancelled or a step fails.
     const steps = new Set<RunningInference>();
