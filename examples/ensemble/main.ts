@@ -5,7 +5,7 @@
  * calling the three models one after another.
  * Run: npx -y pnpm@10.34.9 example:ensemble
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,9 @@ const MLP = fileURLToPath(new URL('../../packages/backend-onnx/models/mlp.onnx',
 
 const repository = await mkdtemp(join(tmpdir(), 'tritium-ensemble-'));
 await cp(MODELS, repository, { recursive: true });
-await cp(MLP, join(repository, 'scorer', '1', 'model.onnx'), { recursive: true });
+await cp(MLP, join(repository, 'scorer', '1', 'model.onnx'));
+// An ensemble's version directory holds nothing, and git keeps no empty directory: make it here.
+await mkdir(join(repository, 'pipeline', '1'));
 const server = await InferenceServer.start({ modelRepository: repository, backends: [pythonBackend(), onnxBackend()] });
 
 try {
