@@ -60,7 +60,7 @@ export interface ModelContext extends ModelFiles {
 }
 
 /** What a model may ask of the server that loads it: the same calls an application makes. */
-export type ModelServer = Pick<InferenceServer, 'infer' | 'startInference' | 'inferStream' | 'loadModel' | 'unloadModel' | 'isModelReady'>;
+export type ModelServer = Pick<InferenceServer, 'infer' | 'startInference' | 'inferStream' | 'loadModel' | 'unloadModel' | 'isModelReady' | 'modelConfig'>;
 
 export interface BackendModel {
   /** A line shown in the model's state, e.g. which runtime serves it. */

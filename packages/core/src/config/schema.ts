@@ -254,7 +254,7 @@ const EnsembleStepSchema = message({
 
 const EnsembleSchedulingSchema = message({
   step: repeated(EnsembleStepSchema),
-  max_inflight_responses: num(uint32()),
+  max_inflight_requests: num(uint32()),
 });
 
 const WarmupInputSchema = message(

@@ -32,6 +32,11 @@ export function checkEnsembleMembers(name: string, config: NormalizedModelConfig
   });
   // Shapes as requests carry them: a batching model's tensors have the batch dimension first.
   const shape = (owner: NormalizedModelConfig, dims: readonly (number | bigint)[]) => [...(Number(owner.max_batch_size) > 0 ? [-1] : []), ...dims.map(Number)];
+  steps.forEach((step, i) => {
+    if (members[i]!.model_transaction_policy.decoupled && !config.model_transaction_policy.decoupled) {
+      fail(`step ${i} (model '${step.model_name}') is decoupled, so the ensemble must be too (model_transaction_policy { decoupled: true })`);
+    }
+  });
   const made = new Map<string, TensorType>();
   for (const input of config.input) made.set(input.name, { dataType: input.data_type, dims: shape(config, input.dims), from: 'ensemble input' });
   steps.forEach((step, i) => {

@@ -3,7 +3,6 @@ import type { Backend, ModelContext } from '../backend/backend.js';
 import type { NormalizedEnsembleScheduling } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { RunningInference } from '../types.js';
 import type { InferenceRequest } from './inference-request.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -33,9 +32,19 @@ export class EnsembleScheduler implements Scheduler {
   private readonly running = new Set<InferenceRequest>();
   private idleWaiters: Array<() => void> = [];
   private readonly steps: readonly Step[];
+  /** Per step, the steps that read (directly or not) what it makes. */
+  private readonly downstream: ReadonlyArray<ReadonlySet<number>>;
+  private readonly decoupledMembers = new Map<string, boolean>();
+  /** Per step, its requests in flight across all of the ensemble's requests, and those waiting for a place (max_inflight_requests). */
+  private readonly inflight: Array<{ count: number; waiting: Array<() => void> }>;
+  private readonly inflightLimit: number;
 
   constructor(private readonly context: ModelContext) {
-    this.steps = context.config.ensemble_scheduling!.step;
+    const scheduling = context.config.ensemble_scheduling!;
+    this.steps = scheduling.step;
+    this.downstream = this.steps.map((_, i) => downstreamOf(this.steps, i));
+    this.inflight = this.steps.map(() => ({ count: 0, waiting: [] }));
+    this.inflightLimit = Number(scheduling.max_inflight_requests) || Infinity;
   }
 
   enqueue(request: InferenceRequest): void {
@@ -57,37 +66,18 @@ export class EnsembleScheduler implements Scheduler {
 
   private async run(request: InferenceRequest): Promise<void> {
     // The steps under way, cancelled together when the request is cancelled or a step fails.
-    const steps = new Set<RunningInference>();
+    const steps = new Set<{ cancel(): void }>();
     const cancelSteps = () => {
       for (const step of steps) step.cancel();
     };
     const stopListening = request.onCancel(cancelSteps);
-    const tensors = new Map<string, Tensor>(Object.entries(request.inputs));
-    const started = new Set<number>();
+    const decoupled = this.context.config.model_transaction_policy.decoupled;
+    let last: Record<string, Tensor> | undefined;
+    // A decoupled ensemble answers once per flow that makes its outputs; an ordinary one once, at the end.
+    const emit = (outputs: Record<string, Tensor>) => (decoupled ? request.response.send(outputs) : (last = outputs));
     request.executeStart = performance.now();
     try {
-      await new Promise<void>((resolve, reject) => {
-        let inFlight = 0;
-        let failed = false;
-        const fail = (error: unknown) => {
-          failed = true;
-          reject(error);
-        };
-        const launch = () => {
-          if (failed) return;
-          this.steps.forEach((step, i) => {
-            if (started.has(i) || !Object.values(step.input_map).every((name) => tensors.has(name))) return;
-            started.add(i);
-            inFlight++;
-            this.runStep(step, i, tensors, request, steps).then(() => {
-              inFlight--;
-              launch();
-            }, fail);
-          });
-          if (inFlight === 0) resolve();
-        };
-        launch();
-      });
+      await this.flow(request, new Map(Object.entries(request.inputs)), new Set(), steps, emit);
     } catch (error) {
       cancelSteps();
       request.response.fail(error);
@@ -96,36 +86,140 @@ export class EnsembleScheduler implements Scheduler {
       stopListening();
     }
     request.executeEnd = performance.now();
+    if (decoupled) request.response.close();
+    else request.response.send(last ?? {}, { final: true });
+  }
+
+  /**
+   * Runs every step whose inputs exist, and the steps those make possible, until none is
+   * left; then emits the ensemble outputs if they are all there. Each response of a
+   * decoupled step continues as a flow of its own over the steps downstream of it.
+   * Resolves when this flow and every flow it started have ended.
+   */
+  private flow(request: InferenceRequest, tensors: Map<string, Tensor>, started: Set<number>, running: Set<{ cancel(): void }>, emit: (outputs: Record<string, Tensor>) => void): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let inFlight = 0;
+      let failed = false;
+      const forks: Promise<void>[] = [];
+      const fail = (error: unknown) => {
+        failed = true;
+        reject(error);
+      };
+      const launch = () => {
+        if (failed) return;
+        this.steps.forEach((step, i) => {
+          if (started.has(i) || !Object.values(step.input_map).every((name) => tensors.has(name))) return;
+          started.add(i);
+          inFlight++;
+          const fork = (outputs: ReadonlyMap<string, Tensor>) => {
+            const others = this.steps.map((_, j) => j).filter((j) => !this.downstream[i]!.has(j));
+            forks.push(this.flow(request, new Map([...tensors, ...outputs]), new Set(others), running, emit));
+          };
+          this.runStep(step, i, tensors, request, running, fork).then(() => {
+            inFlight--;
+            launch();
+          }, fail);
+        });
+        if (inFlight > 0) return;
+        const outputs = this.outputsOf(tensors);
+        if (outputs) emit(outputs);
+        Promise.all(forks).then(() => resolve(), fail);
+      };
+      launch();
+    });
+  }
+
+  /** The ensemble's outputs, when the tensors hold every one of them. */
+  private outputsOf(tensors: ReadonlyMap<string, Tensor>): Record<string, Tensor> | undefined {
     const outputs: Record<string, Tensor> = {};
     for (const output of this.context.config.output) {
       const tensor = tensors.get(output.name);
-      if (tensor) outputs[output.name] = tensor;
+      if (!tensor) return undefined;
+      outputs[output.name] = tensor;
     }
-    request.response.send(outputs, { final: true });
+    return outputs;
   }
 
-  /** One step: its model's request, built from the ensemble's tensors; its outputs join them under their ensemble names. */
-  private async runStep(step: Step, index: number, tensors: Map<string, Tensor>, request: InferenceRequest, running: Set<RunningInference>): Promise<void> {
+  /**
+   * One step: its model's request, built from the ensemble's tensors. An ordinary model's
+   * outputs join the tensors under their ensemble names; each response of a decoupled
+   * one goes to `fork` instead.
+   */
+  private async runStep(
+    step: Step,
+    index: number,
+    tensors: Map<string, Tensor>,
+    request: InferenceRequest,
+    running: Set<{ cancel(): void }>,
+    fork: (outputs: ReadonlyMap<string, Tensor>) => void,
+  ): Promise<void> {
     const inputs: Record<string, Tensor> = {};
     for (const [memberInput, ensembleTensor] of Object.entries(step.input_map)) inputs[memberInput] = tensors.get(ensembleTensor)!;
     const version = Number(step.model_version);
+    const stepRequest = {
+      inputs,
+      outputs: Object.keys(step.output_map),
+      modelVersion: version > 0 ? version : undefined,
+      id: request.id,
+      priority: request.priority,
+      timeoutMicroseconds: request.timeoutMicroseconds,
+      parameters: request.parameters,
+      sequence: request.sequence,
+    };
+    const renamed = (outputs: Record<string, Tensor>) => new Map(Object.entries(step.output_map).map(([memberOutput, name]) => [name, outputs[memberOutput]!]));
+    // max_inflight_requests: a step takes a place before its request starts and gives it back when it ends.
+    const place = this.inflight[index]!;
+    if (place.count >= this.inflightLimit) await new Promise<void>((resolve) => place.waiting.push(resolve));
+    place.count++;
     try {
-      const started = this.context.server.startInference(step.model_name, {
-        inputs,
-        outputs: Object.keys(step.output_map),
-        modelVersion: version > 0 ? version : undefined,
-        id: request.id,
-        priority: request.priority,
-        timeoutMicroseconds: request.timeoutMicroseconds,
-        parameters: request.parameters,
-        sequence: request.sequence,
-      });
+      if (this.decoupledMembers.get(step.model_name) ?? (await this.isDecoupled(step.model_name))) {
+        // A stream is cancelled through its signal; decoupled steps are few enough for its cost.
+        const controller = new AbortController();
+        const handle = { cancel: () => controller.abort() };
+        running.add(handle);
+        try {
+          for await (const response of this.context.server.inferStream(step.model_name, { ...stepRequest, signal: controller.signal })) fork(renamed(response.outputs));
+        } finally {
+          running.delete(handle);
+        }
+        return;
+      }
+      const started = this.context.server.startInference(step.model_name, stepRequest);
       running.add(started);
       const response = await started.response.finally(() => running.delete(started));
-      for (const [memberOutput, ensembleTensor] of Object.entries(step.output_map)) tensors.set(ensembleTensor, response.outputs[memberOutput]!);
+      for (const [name, tensor] of renamed(response.outputs)) tensors.set(name, tensor);
     } catch (error) {
       const failure = InferenceError.from(error);
       throw new InferenceError(failure.code, `${request.describe()}: ensemble step ${index} (model '${step.model_name}') failed: ${failure.message}`, { cause: error });
+    } finally {
+      place.count--;
+      place.waiting.shift()?.();
     }
   }
+
+  /** Whether a step's model answers zero or more times (read from its config once). */
+  private async isDecoupled(model: string): Promise<boolean> {
+    let known = this.decoupledMembers.get(model);
+    if (known === undefined) {
+      known = (await this.context.server.modelConfig(model)).model_transaction_policy.decoupled;
+      this.decoupledMembers.set(model, known);
+    }
+    return known;
+  }
+}
+
+/** The steps that read, directly or through other steps, a tensor step `first` makes. */
+function downstreamOf(steps: readonly Step[], first: number): Set<number> {
+  const found = new Set<number>();
+  const made = new Set(Object.values(steps[first]!.output_map));
+  for (let grew = true; grew; ) {
+    grew = false;
+    steps.forEach((step, j) => {
+      if (found.has(j) || j === first || !Object.values(step.input_map).some((name) => made.has(name))) return;
+      found.add(j);
+      for (const name of Object.values(step.output_map)) made.add(name);
+      grew = true;
+    });
+  }
+  return found;
 }

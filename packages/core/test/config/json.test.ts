@@ -96,7 +96,7 @@ describe('modelConfigToJson', () => {
     expect(json['sequence_batching'].state[0].initial_state[0]).toEqual({ data_type: 'TYPE_INVALID', dims: ['2'], zero_data: true, name: '' });
     expect(modelConfigToJson({ ensemble_scheduling: { step: [{ model_version: -1 }] } })['ensemble_scheduling']).toEqual({
       step: [{ model_name: '', model_version: -1, input_map: {}, output_map: {}, model_namespace: '' }],
-      max_inflight_responses: 0,
+      max_inflight_requests: 0,
     });
     expect(json['model_warmup'][0].inputs.x.dims).toEqual([1]);
   });

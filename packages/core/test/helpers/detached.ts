@@ -13,6 +13,7 @@ export const DETACHED: Pick<ModelContext, 'server' | 'logger'> = {
     loadModel: async () => refuse(),
     unloadModel: async () => refuse(),
     isModelReady: async () => false,
+    modelConfig: async () => refuse(),
   } satisfies ModelServer,
   logger: consoleLogger,
 };

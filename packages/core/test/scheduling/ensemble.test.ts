@@ -148,6 +148,50 @@ describe('ensembles', () => {
     expect(server.statistics('ens').model_stats[0]!.inference_stats.cache_hit.count).toBe(1);
   });
 
+  it('streams: each response of a decoupled step drives the steps after it, and the ensemble answers each', async () => {
+    const repeater = `backend: "test"
+input { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] }
+output { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] }
+model_transaction_policy { decoupled: true }
+parameters { key: "behavior" value { string_value: "repeat" } }`;
+    const echo = `backend: "test"
+input { name: "INPUT0" data_type: TYPE_INT32 dims: [ 1 ] }
+output { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 1 ] }`;
+    const stream = (decoupled: boolean) => `platform: "ensemble"
+input { name: "X" data_type: TYPE_INT32 dims: [ 1 ] }
+output { name: "Y" data_type: TYPE_INT32 dims: [ 1 ] }
+${decoupled ? 'model_transaction_policy { decoupled: true }' : ''}
+ensemble_scheduling {
+  step { model_name: "repeater" model_version: -1 input_map { key: "IN" value: "X" } output_map { key: "OUT" value: "R" } }
+  step { model_name: "echo" model_version: -1 input_map { key: "INPUT0" value: "R" } output_map { key: "OUTPUT0" value: "Y" } }
+}`;
+    const probe = newProbe();
+    const server = await fx.start({ repeater: { config: repeater }, echo: { config: echo }, stream: { config: stream(true) }, plain: { config: stream(false) } }, {}, probe);
+    const responses: number[] = [];
+    for await (const response of server.inferStream('stream', { inputs: { X: { datatype: 'INT32', shape: [1], data: new Int32Array([7]) } }, parameters: { count: 3 } })) {
+      responses.push((response.outputs.Y!.data as Int32Array)[0]!);
+    }
+    expect(responses).toEqual([7, 7, 7]);
+    expect(probe.ranOn.filter((name) => name.startsWith('echo'))).toHaveLength(3);
+    expect((await server.repositoryIndex()).find((e) => e.name === 'plain')!.reason).toMatch(/step 0 \(model 'repeater'\) is decoupled, so the ensemble must be too/);
+  });
+
+  it('holds each step to max_inflight_requests across the ensemble’s requests', async () => {
+    const probe = newProbe();
+    const limited = ENSEMBLE.replace('ensemble_scheduling {', 'ensemble_scheduling {\n  max_inflight_requests: 1');
+    const server = await fx.start(
+      { ...models(30, limited), adder: { config: testConfig({ name: 'adder', behavior: 'add', inputs: 2, count: 4, extra: 'parameters { key: "delay_ms" value { string_value: "30" } }' }) } },
+      {},
+      probe,
+    );
+    await Promise.all(Array.from({ length: 4 }, () => server.infer('ens', request)));
+    // adder has 4 instances, but the ensemble lets one of its requests in at a time.
+    const adderBatches = probe.batches.filter((batch) => batch[0]!.modelName === 'adder');
+    expect(adderBatches).toHaveLength(4);
+    // Without the limit the four adder requests run at once (4 instances); with it, one per step: 3 at most.
+    expect(probe.maxRunning).toBeLessThanOrEqual(3);
+  });
+
   it('refuses an ensemble that uses itself', async () => {
     const server = await fx.start({ ...models(), self: { config: ENSEMBLE.replace('model_name: "ident"', 'model_name: "self"') } });
     expect((await server.repositoryIndex()).find((e) => e.name === 'self')!.reason).toMatch(/a cycle/);
