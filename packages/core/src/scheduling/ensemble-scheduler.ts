@@ -32,6 +32,8 @@ export class EnsembleScheduler implements Scheduler {
   private readonly running = new Set<InferenceRequest>();
   private idleWaiters: Array<() => void> = [];
   private readonly steps: readonly Step[];
+  /** Per step, read once: the ensemble tensors it reads, its maps as entries, its model's output names. */
+  private readonly plans: ReadonlyArray<{ reads: string[]; inputs: Array<[string, string]>; outputs: Array<[string, string]>; outputNames: string[] }>;
   /** Per step, the steps that read (directly or not) what it makes. */
   private readonly downstream: ReadonlyArray<ReadonlySet<number>>;
   private readonly decoupledMembers = new Map<string, boolean>();
@@ -42,6 +44,12 @@ export class EnsembleScheduler implements Scheduler {
   constructor(private readonly context: ModelContext) {
     const scheduling = context.config.ensemble_scheduling!;
     this.steps = scheduling.step;
+    this.plans = this.steps.map((step) => ({
+      reads: Object.values(step.input_map),
+      inputs: Object.entries(step.input_map),
+      outputs: Object.entries(step.output_map),
+      outputNames: Object.keys(step.output_map),
+    }));
     this.downstream = this.steps.map((_, i) => downstreamOf(this.steps, i));
     this.inflight = this.steps.map(() => ({ count: 0, waiting: [] }));
     this.inflightLimit = Number(scheduling.max_inflight_requests) || Infinity;
@@ -108,7 +116,7 @@ export class EnsembleScheduler implements Scheduler {
       const launch = () => {
         if (failed) return;
         this.steps.forEach((step, i) => {
-          if (started.has(i) || !Object.values(step.input_map).every((name) => tensors.has(name))) return;
+          if (started.has(i) || !this.plans[i]!.reads.every((name) => tensors.has(name))) return;
           started.add(i);
           inFlight++;
           const fork = (outputs: ReadonlyMap<string, Tensor>) => {
@@ -123,7 +131,8 @@ export class EnsembleScheduler implements Scheduler {
         if (inFlight > 0) return;
         const outputs = this.outputsOf(tensors);
         if (outputs) emit(outputs);
-        Promise.all(forks).then(() => resolve(), fail);
+        if (forks.length === 0) resolve();
+        else Promise.all(forks).then(() => resolve(), fail);
       };
       launch();
     });
@@ -153,12 +162,13 @@ export class EnsembleScheduler implements Scheduler {
     running: Set<{ cancel(): void }>,
     fork: (outputs: ReadonlyMap<string, Tensor>) => void,
   ): Promise<void> {
+    const plan = this.plans[index]!;
     const inputs: Record<string, Tensor> = {};
-    for (const [memberInput, ensembleTensor] of Object.entries(step.input_map)) inputs[memberInput] = tensors.get(ensembleTensor)!;
+    for (const [memberInput, ensembleTensor] of plan.inputs) inputs[memberInput] = tensors.get(ensembleTensor)!;
     const version = Number(step.model_version);
     const stepRequest = {
       inputs,
-      outputs: Object.keys(step.output_map),
+      outputs: plan.outputNames,
       modelVersion: version > 0 ? version : undefined,
       id: request.id,
       priority: request.priority,
@@ -166,7 +176,7 @@ export class EnsembleScheduler implements Scheduler {
       parameters: request.parameters,
       sequence: request.sequence,
     };
-    const renamed = (outputs: Record<string, Tensor>) => new Map(Object.entries(step.output_map).map(([memberOutput, name]) => [name, outputs[memberOutput]!]));
+    const renamed = (outputs: Record<string, Tensor>) => new Map(plan.outputs.map(([memberOutput, name]) => [name, outputs[memberOutput]!]));
     // max_inflight_requests: a step takes a place before its request starts and gives it back when it ends.
     const place = this.inflight[index]!;
     if (place.count >= this.inflightLimit) await new Promise<void>((resolve) => place.waiting.push(resolve));
@@ -186,8 +196,13 @@ export class EnsembleScheduler implements Scheduler {
       }
       const started = this.context.server.startInference(step.model_name, stepRequest);
       running.add(started);
-      const response = await started.response.finally(() => running.delete(started));
-      for (const [name, tensor] of renamed(response.outputs)) tensors.set(name, tensor);
+      let response;
+      try {
+        response = await started.response;
+      } finally {
+        running.delete(started);
+      }
+      for (const [memberOutput, name] of plan.outputs) tensors.set(name, response.outputs[memberOutput]!);
     } catch (error) {
       const failure = InferenceError.from(error);
       throw new InferenceError(failure.code, `${request.describe()}: ensemble step ${index} (model '${step.model_name}') failed: ${failure.message}`, { cause: error });
