@@ -182,6 +182,8 @@ export class EnsembleScheduler implements Scheduler {
     if (place.count >= this.inflightLimit) await new Promise<void>((resolve) => place.waiting.push(resolve));
     place.count++;
     try {
+      // A request cancelled (or failed) while this step waited starts nothing more.
+      if (request.isCancelled || request.response.isEnded) throw new InferenceError('CANCELLED', 'the ensemble request ended before this step started');
       if (this.decoupledMembers.get(step.model_name) ?? (await this.isDecoupled(step.model_name))) {
         // A stream is cancelled through its signal; decoupled steps are few enough for its cost.
         const controller = new AbortController();
