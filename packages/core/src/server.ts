@@ -417,7 +417,8 @@ function responseCacheFor(options: ResponseCacheOptions | undefined, logger: Log
 
 /** A started inference: its response, and a cancel() that works before and after the request is accepted. */
 class CancellableStart implements RunningInference {
-  response: Promise<InferResponse> = Promise.resolve() as never;
+  // Set by startInference() before it returns.
+  response!: Promise<InferResponse>;
   private request: InferenceRequest | undefined;
   private cancelled = false;
 
