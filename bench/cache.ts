@@ -5,14 +5,13 @@
  * Redis on loopback. Rounds alternate; medians over rounds.
  * Run: npx -y pnpm@10.34.9 bench:cache
  */
-import { execFileSync, spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InferenceServer, type ResponseCacheOptions } from '@tritium/core';
 import { onnxBackend } from '@tritium/backend-onnx';
+import { redisMissing, startRedis } from '../packages/core/test/helpers/redis-server.js';
 import { measureLatency, median, table } from './measure.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -32,16 +31,12 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ ${WIDTH} ] }
 response_cache { enable: true }`,
 );
 
-let redis: ReturnType<typeof spawn> | undefined;
+let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
 const caches: Array<[string, ResponseCacheOptions]> = [['local', { type: 'local', sizeBytes: 256 << 20 }]];
-try {
-  execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-  const port = await freePort();
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  await new Promise<void>((resolve) => redis!.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Ready to accept') && resolve()));
-  caches.push(['redis', { type: 'redis', port, timeoutMs: 1000 }]);
-} catch {
-  console.log('redis-server is not installed: the Redis rows are skipped');
+if (redisMissing) console.log(`${redisMissing}: the Redis rows are skipped`);
+else {
+  redis = await startRedis();
+  caches.push(['redis', { type: 'redis', port: redis.port, timeoutMs: 1000 }]);
 }
 
 try {
@@ -68,14 +63,6 @@ try {
   }
   table(rows);
 } finally {
-  redis?.kill('SIGKILL');
+  redis?.process.kill('SIGKILL');
   await rm(repository, { recursive: true, force: true });
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }

@@ -3,38 +3,16 @@
  * on a no-op backend: sequential, and with 64 concurrent callers.
  * Run: npx -y pnpm@10.34.9 bench:core
  */
-import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InferenceServer, type Backend, type BackendInstance, type BackendRequest, type Tensor } from '@tritium/core';
+import { rm } from 'node:fs/promises';
+import { InferenceServer, type BackendRequest, type Tensor } from '@tritium/core';
 import { median, measureRate, table } from './measure.js';
+import { benchRepository, noopBackend, noopConfig } from './noop-backend.js';
 
 const CALLS = 100_000;
 const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
 
-let instance: BackendInstance | undefined;
-const noop: Backend = {
-  name: 'noop',
-  async createModel() {
-    return {
-      async createInstance() {
-        instance = { async execute(requests) { return requests.map(() => ({ OUTPUT0: input })); } };
-        return instance;
-      },
-    };
-  },
-};
-
-const repository = await mkdtemp(join(tmpdir(), 'tritium-bench-'));
-await mkdir(join(repository, 'noop', '1'), { recursive: true });
-await writeFile(join(repository, 'noop', '1', 'model'), '');
-await writeFile(
-  join(repository, 'noop', 'config.pbtxt'),
-  `backend: "noop"
-max_batch_size: 8
-input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
-output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }`,
-);
+const noop = noopBackend();
+const repository = await benchRepository('tritium-bench-', { noop: noopConfig('max_batch_size: 8') });
 const server = await InferenceServer.start({ modelRepository: repository, backends: [noop] });
 
 const direct: BackendRequest[] = [{
@@ -42,7 +20,7 @@ const direct: BackendRequest[] = [{
   parameters: {}, batchSize: 1, priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {},
   response: { send() {}, close() {}, fail() {} },
 }];
-const callDirect = () => instance!.execute(direct);
+const callDirect = () => noop.instance!.execute(direct);
 const callServer = () => server.infer('noop', { inputs: { INPUT0: input } });
 
 const rows = [];

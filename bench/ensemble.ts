@@ -4,31 +4,19 @@
  * request with one caller, throughput with 64, in alternating rounds; medians.
  * Run: npx -y pnpm@10.34.9 bench:ensemble
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InferenceServer, type Backend, type Tensor } from '@tritium/core';
+import { rm } from 'node:fs/promises';
+import { InferenceServer, type Tensor } from '@tritium/core';
 import { measureRate, median, table } from './measure.js';
+import { benchRepository, noopBackend, noopConfig } from './noop-backend.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const CALLS = 20_000;
 const input: Tensor = { datatype: 'FP32', shape: [4], data: new Float32Array(4) };
 // Each step hands its input on as its output.
-const noop: Backend = {
-  name: 'noop',
-  async createModel() {
-    return { async createInstance() { return { async execute(requests) { return requests.map((r) => ({ OUTPUT0: r.inputs.INPUT0! })); } }; } };
-  },
-};
-
-const repository = await mkdtemp(join(tmpdir(), 'tritium-bench-ensemble-'));
-const step = `backend: "noop"
-input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
-output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
-instance_group { count: 4 kind: KIND_CPU }`;
+const step = noopConfig('instance_group { count: 4 kind: KIND_CPU }');
 const stepOf = (model: string, from: string, to: string) =>
   `step { model_name: "${model}" model_version: -1 input_map { key: "INPUT0" value: "${from}" } output_map { key: "OUTPUT0" value: "${to}" } }`;
-const files: Record<string, string> = {
+const repository = await benchRepository('tritium-bench-ensemble-', {
   a: step,
   b: step,
   c: step,
@@ -36,12 +24,8 @@ const files: Record<string, string> = {
 input { name: "X" data_type: TYPE_FP32 dims: [ 4 ] }
 output { name: "Y" data_type: TYPE_FP32 dims: [ 4 ] }
 ensemble_scheduling { ${stepOf('a', 'X', 'T1')} ${stepOf('b', 'T1', 'T2')} ${stepOf('c', 'T2', 'Y')} }`,
-};
-for (const [name, config] of Object.entries(files)) {
-  await mkdir(join(repository, name, '1'), { recursive: true });
-  await writeFile(join(repository, name, 'config.pbtxt'), config);
-}
-const server = await InferenceServer.start({ modelRepository: repository, backends: [noop] });
+});
+const server = await InferenceServer.start({ modelRepository: repository, backends: [noopBackend()] });
 
 const chained = async () => {
   const a = await server.infer('a', { inputs: { INPUT0: input } });

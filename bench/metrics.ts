@@ -6,32 +6,15 @@
  * a scrape between rounds; medians of the per-round ratios to "off".
  * Run: npx -y pnpm@10.34.9 bench:metrics
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InferenceServer, type Backend, type MetricsOptions, type Tensor } from '@tritium/core';
+import { rm } from 'node:fs/promises';
+import { InferenceServer, type MetricsOptions, type Tensor } from '@tritium/core';
 import { median, measureRate, table } from './measure.js';
+import { benchRepository, noopBackend, noopConfig } from './noop-backend.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const CALLS = 20_000;
 const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
-const noop: Backend = {
-  name: 'noop',
-  async createModel() {
-    return { async createInstance() { return { async execute(requests) { return requests.map(() => ({ OUTPUT0: input })); } }; } };
-  },
-};
-
-const repository = await mkdtemp(join(tmpdir(), 'tritium-bench-metrics-'));
-await mkdir(join(repository, 'noop', '1'), { recursive: true });
-await writeFile(join(repository, 'noop', '1', 'model'), '');
-await writeFile(
-  join(repository, 'noop', 'config.pbtxt'),
-  `backend: "noop"
-max_batch_size: 8
-input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
-output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }`,
-);
+const repository = await benchRepository('tritium-bench-metrics-', { noop: noopConfig('max_batch_size: 8') });
 const variants: Array<[string, MetricsOptions | false]> = [
   ['metrics off', false],
   ['defaults (counters)', {}],
@@ -40,7 +23,7 @@ const variants: Array<[string, MetricsOptions | false]> = [
   ['histograms', { histogramLatencies: true }],
   ['summaries', { summaryLatencies: true }],
 ];
-const servers = await Promise.all(variants.map(([, metrics]) => InferenceServer.start({ modelRepository: repository, backends: [noop], metrics })));
+const servers = await Promise.all(variants.map(([, metrics]) => InferenceServer.start({ modelRepository: repository, backends: [noopBackend()], metrics })));
 
 try {
   const rows: Array<Record<string, string | number>> = [];

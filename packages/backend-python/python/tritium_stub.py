@@ -131,12 +131,13 @@ def _format_exception(e):
     return head + "\n\n" + tb.rstrip("\n")
 
 
-def _exc_error(e):
-    return {"code": "INTERNAL", "message": _format_exception(e)}
-
-
 class _Fault(Exception):
     """A wrong execute() result; the message names the fault."""
+
+
+def _exc_error(e):
+    """An exception as a frame's error: a fault by its message alone, anything else with its traceback."""
+    return {"code": "INTERNAL", "message": str(e) if isinstance(e, _Fault) else _format_exception(e)}
 
 
 _LEAD = object()  # put in a waiting follower's queue: "no one reads fd 3 now"
@@ -608,8 +609,18 @@ class Stub:
 
     # ------------------------------------------------------------ handlers
 
-    def _auto_complete(self, msg):
+    def _answer(self, frame, work):
+        """Sends `frame` with the fields `work()` returns, or with the error it raised."""
         try:
+            frame.update(work() or {})
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            frame["error"] = _exc_error(e)
+        self.send(frame)
+
+    def _auto_complete(self, msg):
+        def work():
             mc = _pb.ModelConfig(msg.get("config") or {})
             fn = getattr(self.model_cls, "auto_complete_config", None)
             if fn is not None:
@@ -618,16 +629,11 @@ class Stub:
                 name = (msg.get("config") or {}).get("name", "")
                 raise _Fault("auto_complete_config function in model '%s' must return a "
                              "valid pb.ModelConfig object." % name)
-            self.send({"t": "auto_completed", "config": mc.as_dict()})
-        except _Fault as e:
-            self.send({"t": "auto_completed", "error": {"code": "INTERNAL", "message": str(e)}})
-        except BaseException as e:
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            self.send({"t": "auto_completed", "error": _exc_error(e)})
+            return {"config": mc.as_dict()}
+        self._answer({"t": "auto_completed"}, work)
 
     def _init(self, msg):
-        try:
+        def work():
             args = msg.get("args") or {}
             cfg = _json.loads(args.get("model_config") or "{}")
             self.decoupled = _pb.using_decoupled_model_transaction_policy(cfg)
@@ -643,36 +649,20 @@ class Stub:
             if not hasattr(self.model, "execute"):
                 raise _Fault("Python model %s does not implement `execute` method."
                              % self.model_file)
-            self.send({"t": "init_done"})
-        except _Fault as e:
-            self.send({"t": "init_done", "error": {"code": "INTERNAL", "message": str(e)}})
-        except BaseException as e:
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            self.send({"t": "init_done", "error": _exc_error(e)})
+        self._answer({"t": "init_done"}, work)
 
     def _is_ready(self, msg):
-        try:
+        def work():
             fn = getattr(self.model, "is_ready", None)
-            ready = True if fn is None else bool(self._call_model(fn))
-            self.send({"t": "ready_state", "call": msg["call"], "ready": ready, "error": None})
-        except BaseException as e:
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            self.send({"t": "ready_state", "call": msg["call"], "ready": False,
-                       "error": _exc_error(e)})
+            return {"ready": True if fn is None else bool(self._call_model(fn))}
+        self._answer({"t": "ready_state", "call": msg["call"], "ready": False, "error": None}, work)
 
     def _finalize(self, msg):
-        err = None
-        try:
+        def work():
             fn = getattr(self.model, "finalize", None)
             if fn is not None:
                 self._call_model(fn)
-        except BaseException as e:
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            err = _exc_error(e)
-        self.send({"t": "finalized", "error": err})
+        self._answer({"t": "finalized", "error": None}, work)
         try:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -698,11 +688,7 @@ class Stub:
             for r in reqs:
                 self._close_sender(r)
                 live.pop(r._rid, None)
-            if isinstance(e, _Fault):
-                err = {"code": "INTERNAL", "message": str(e)}
-            else:
-                err = _exc_error(e)
-            self.send({"t": "responses", "batch": batch, "error": err})
+            self.send({"t": "responses", "batch": batch, "error": _exc_error(e)})
             return
         groups = []
         for req, resp in answers:
@@ -788,8 +774,6 @@ class Stub:
             if ret is not None:
                 raise _Fault("Python model '%s' is using the decoupled mode and the execute "
                              "function must return None." % self.model_name)
-        except _Fault as e:
-            err = {"code": "INTERNAL", "message": str(e)}
         except BaseException as e:
             if isinstance(e, KeyboardInterrupt):
                 raise

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { InferenceError, modelConfigToJson, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
 import { CustomMetrics } from './custom-metrics.js';
 import { fromFrameError } from './frame-error.js';
@@ -48,7 +48,7 @@ export function pythonBackend(options: PythonBackendOptions = {}): Backend {
 
     async createModel(context: ModelContext): Promise<BackendModel> {
       requireSharedMemory(context.name);
-      const modelFileExists = await readFile(context.modelPath).then(() => true, () => false);
+      const modelFileExists = await access(context.modelPath).then(() => true, () => false);
       if (!modelFileExists) throw new InferenceError('UNAVAILABLE', `model '${context.name}': unable to find '${context.modelPath}'`);
       const instanceOptions: PythonInstanceOptions = {
         environment: await environmentFor(context.config, context),

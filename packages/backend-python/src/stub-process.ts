@@ -46,6 +46,8 @@ export class StubProcess {
   private stopping = false;
   private cleanedUp = false;
   private pendingFrees: number[] = [];
+  /** Whether the stub's handles keep Node's event loop alive (a fresh child's do). */
+  private busy = true;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -147,6 +149,9 @@ export class StubProcess {
 
   /** Keeps Node's event loop alive only while work is in flight, so an idle stub does not hold the process open. */
   setBusy(busy: boolean): void {
+    // Called around every batch: only a change touches the handles.
+    if (busy === this.busy) return;
+    this.busy = busy;
     const handles = [this.child, this.child.stdio[3], this.child.stdio[4], this.child.stderr] as Array<{ ref(): void; unref(): void } | null>;
     for (const handle of handles) {
       if (busy) handle?.ref();

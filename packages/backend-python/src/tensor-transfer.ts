@@ -1,14 +1,4 @@
-import {
-  deserializeBytesTensor,
-  elementCount,
-  InferenceError,
-  isDataType,
-  serializeBytesTensor,
-  typedArrayConstructor,
-  type DataType,
-  type Tensor,
-  type TypedTensorData,
-} from '@tritium/core';
+import { InferenceError, isDataType, tensorBytes, tensorFromBytes, type Tensor } from '@tritium/core';
 import type { Arena } from './arena.js';
 import type { PeerRegions } from './peer-regions.js';
 
@@ -22,19 +12,12 @@ export interface TensorRef {
   nbytes: number;
 }
 
-/** A tensor's bytes as they lie in shared memory: BYTES in Triton's serialized form, others as they are. */
-function rawBytes(tensor: Tensor): Uint8Array {
-  if (tensor.datatype === 'BYTES') return serializeBytesTensor(tensor.data as Tensor<'BYTES'>['data']);
-  const data = tensor.data as TypedTensorData;
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
 /**
  * Writes groups of named tensors into the arena under one lease (one frame's worth)
  * and returns their references, group by group. The only copy on the way to the stub.
  */
 export function writeTensors(arena: Arena, groups: ReadonlyArray<Readonly<Record<string, Tensor>>>): { lease: number | null; refs: TensorRef[][] } {
-  const pieces = groups.map((tensors) => Object.entries(tensors).map(([name, tensor]) => ({ name, tensor, bytes: rawBytes(tensor) })));
+  const pieces = groups.map((tensors) => Object.entries(tensors).map(([name, tensor]) => ({ name, tensor, bytes: tensorBytes(tensor) })));
   const { lease, region, offsets } = arena.allocateMany(pieces.flat().map((piece) => piece.bytes.byteLength));
   let next = 0;
   const refs = pieces.map((group) =>
@@ -58,21 +41,12 @@ export function readTensors(peers: PeerRegions, refs: readonly TensorRef[], wher
 }
 
 function readTensor(peers: PeerRegions, ref: TensorRef, where: string): Tensor {
-  const fail = (detail: string) => new InferenceError('INTERNAL', `${where}: output '${ref.name}' ${detail}`);
-  if (!isDataType(ref.datatype)) throw fail(`has datatype '${ref.datatype}', which Triton does not have`);
-  const datatype: DataType = ref.datatype;
-  const shape = ref.shape;
-  const count = elementCount(shape);
+  if (!isDataType(ref.datatype)) throw new InferenceError('INTERNAL', `${where}: output '${ref.name}' has datatype '${ref.datatype}', which Triton does not have`);
   const bytes = ref.nbytes === 0 ? new Uint8Array(0) : peers.view(ref.region, ref.offset, ref.nbytes);
-  if (datatype === 'BYTES') {
-    // The elements are views: copy the whole buffer once so they outlive the region.
-    return { datatype, shape, data: deserializeBytesTensor(bytes.slice(), count, ref.name) };
+  try {
+    return tensorFromBytes(ref.name, ref.datatype, ref.shape, bytes);
+  } catch (error) {
+    // The stub's output is at fault, not the caller's request.
+    throw new InferenceError('INTERNAL', `${where}: output ${InferenceError.from(error).message}`);
   }
-  const TypedArray = typedArrayConstructor(datatype)!;
-  if (bytes.byteLength !== count * TypedArray.BYTES_PER_ELEMENT) {
-    throw fail(`holds ${bytes.byteLength} bytes, but ${datatype} of shape [${shape.join(', ')}] needs ${count * TypedArray.BYTES_PER_ELEMENT}`);
-  }
-  const data = new TypedArray(count);
-  new Uint8Array(data.buffer).set(bytes);
-  return { datatype, shape, data } as Tensor;
 }

@@ -112,7 +112,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
 
   /** Runs one inference and resolves with its response. */
   infer(modelName: string, request: InferRequest): Promise<InferResponse> {
-    return this.startInference(modelName, request).response;
+    return this.begin(modelName, request, undefined);
   }
 
   /**
@@ -122,17 +122,22 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
    */
   startInference(modelName: string, request: InferRequest): RunningInference {
     const running = new CancellableStart();
+    running.response = this.begin(modelName, request, running);
+    return running;
+  }
+
+  /** infer() and startInference(): `running`, when given, hears of the accepted request so it can cancel it. */
+  private begin(modelName: string, request: InferRequest, running: CancellableStart | undefined): Promise<InferResponse> {
     try {
       const served = this.admit(modelName, request);
       if (served.decoupled) {
         throw new InferenceError('UNSUPPORTED', `model '${modelName}' is decoupled (zero or more responses per request): use inferStream()`);
       }
       const validated = served.validator.validate(request);
-      running.response = served.cache ? this.inferCached(served, served.cache, validated, modelName, running) : this.submit(served, validated, modelName, running);
+      return served.cache ? this.inferCached(served, served.cache, validated, modelName, running) : this.submit(served, validated, modelName, running);
     } catch (error) {
-      running.response = Promise.reject(error);
+      return Promise.reject(error);
     }
-    return running;
   }
 
   /**
@@ -155,9 +160,10 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     return streamOf(accepted, sink);
   }
 
-  private submit(served: ServedModelVersion, validated: ValidatedRequest, modelName: string, running: CancellableStart): Promise<InferResponse> {
+  private submit(served: ServedModelVersion, validated: ValidatedRequest, modelName: string, running: CancellableStart | undefined): Promise<InferResponse> {
     return new Promise((resolve, reject) => {
-      running.accepted(served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject)));
+      const accepted = served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject));
+      running?.accepted(accepted);
     });
   }
 
@@ -166,7 +172,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
    * request and keeps a copy of a successful response (the copy is made before answering;
    * the caller does not wait for the insertion itself).
    */
-  private async inferCached(served: ServedModelVersion, cache: ResponseCache, validated: ValidatedRequest, modelName: string, running: CancellableStart): Promise<InferResponse> {
+  private async inferCached(served: ServedModelVersion, cache: ResponseCache, validated: ValidatedRequest, modelName: string, running: CancellableStart | undefined): Promise<InferResponse> {
     const start = performance.now();
     const key = cacheKey(modelName, served.version, validated.inputs, validated.requestedOutputs);
     const hit = await cache.get(key);

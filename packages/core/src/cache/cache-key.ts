@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Tensor } from '../tensor/tensor.js';
-import { tensorBytes } from './tensor-codec.js';
+import { tensorBytes } from '../tensor/data.js';
 
 /**
  * The response cache's key: the model, its version, every input's name, datatype, shape

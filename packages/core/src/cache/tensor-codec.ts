@@ -1,14 +1,6 @@
-import { deserializeBytesTensor, serializeBytesTensor } from '../tensor/bytes.js';
-import { typedArrayConstructor, type BytesElement, type DataType, type TypedTensorData } from '../tensor/datatype.js';
-import { elementCount } from '../tensor/shape.js';
+import type { DataType } from '../tensor/datatype.js';
+import { tensorBytes, tensorFromBytes } from '../tensor/data.js';
 import type { Tensor } from '../tensor/tensor.js';
-
-/** A tensor's bytes: BYTES in Triton's serialized form, the others as they lie in memory. */
-export function tensorBytes(tensor: Tensor): Uint8Array {
-  if (tensor.datatype === 'BYTES') return serializeBytesTensor(tensor.data as BytesElement[]);
-  const data = tensor.data as TypedTensorData;
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
 
 interface Entry {
   name: string;
@@ -43,15 +35,8 @@ export function decodeTensors(buffer: Uint8Array): Record<string, Tensor> {
   let offset = 4 + headerLength;
   const tensors: Record<string, Tensor> = {};
   for (const { name, datatype, shape, bytes } of entries) {
-    const slice = view.subarray(offset, offset + bytes);
+    tensors[name] = tensorFromBytes(name, datatype, shape, view.subarray(offset, offset + bytes));
     offset += bytes;
-    if (datatype === 'BYTES') {
-      tensors[name] = { datatype, shape, data: deserializeBytesTensor(slice.slice(), elementCount(shape), name) };
-    } else {
-      const data = new (typedArrayConstructor(datatype)!)(elementCount(shape));
-      new Uint8Array(data.buffer).set(slice);
-      tensors[name] = { datatype, shape, data } as Tensor;
-    }
   }
   return tensors;
 }

@@ -96,7 +96,9 @@ export class ServedModelVersion {
 
   /** Accepts a validated request; from here on its sink hears exactly one end or error. */
   submit(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
-    const answer = this.responseOrder ? this.responseOrder.wrap(sink) : sink;
+    let answer = this.responseOrder ? this.responseOrder.wrap(sink) : sink;
+    // Only where a metric wants it: a decoupled model's time to its first response.
+    if (this.decoupled && this.statistics.observed) answer = timingFirstResponse(answer, this.statistics);
     const accepted = new InferenceRequest(this.context.name, this.context.version, request, answer, this.onEnd, this.outputs);
     this.outstanding.add(accepted);
     this.scheduler.enqueue(accepted);
@@ -159,7 +161,6 @@ export class ServedModelVersion {
     this.outstanding.delete(request);
     // A response sent from execute's result ends when execute did; a later one (decoupled, a cancellation) ends now.
     const end = request.executeEnd || performance.now();
-    if (this.decoupled && request.firstResponseAt) this.statistics.recordFirstResponse(request.arrivalTime, request.firstResponseAt);
     if (error) this.statistics.recordFailure(request.arrivalTime, end, failureReason(request, error));
     else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end);
     if (this.outstanding.size === 0 && this.idleWaiters.length > 0) {
@@ -185,6 +186,23 @@ function instanceNames(context: ModelContext): Omit<InstanceContext, 'health'>[]
       kind: group.kind ?? 'KIND_CPU',
     }));
   });
+}
+
+/** A sink that records, for the statistics' observer, how long the first response took from now. */
+function timingFirstResponse(sink: ResponseSink, statistics: ModelStatisticsRecorder): ResponseSink {
+  const arrival = performance.now();
+  let first = true;
+  return {
+    response(outputs) {
+      if (first) {
+        first = false;
+        statistics.recordFirstResponse(arrival, performance.now());
+      }
+      sink.response(outputs);
+    },
+    end: () => sink.end(),
+    error: (error) => sink.error(error),
+  };
 }
 
 async function finalizeAll(instances: readonly BackendInstance[], model: BackendModel): Promise<void> {

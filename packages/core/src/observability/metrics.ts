@@ -65,33 +65,39 @@ export class ServerMetrics {
     const registry = (this.registry = options.registry ?? new Registry());
     const before = new Set(registry.getMetricsAsArray().map((metric) => metric.name));
     const versions = () => source.servedVersions();
-    const fromStatistics = (name: string, help: string, kind: 'counter' | 'gauge', read: (served: ServedModelVersion) => number) => {
+    // Series per served version, read when scraped: one value, or one per value of `extraLabel`.
+    const fromStatistics = (
+      name: string,
+      help: string,
+      kind: 'counter' | 'gauge',
+      read: (served: ServedModelVersion) => number | Array<[string | number, number]>,
+      extraLabel?: string,
+    ) => {
       const Metric = kind === 'counter' ? Counter : Gauge;
       new Metric({
         name,
         help,
-        labelNames: LABELS,
+        labelNames: extraLabel ? [...LABELS, extraLabel] : LABELS,
         registers: [registry],
         collect(this: Counter | Gauge) {
           this.reset();
-          for (const served of versions()) (this as Gauge).inc(labelsOf(served), read(served));
+          for (const served of versions()) {
+            const value = read(served);
+            if (typeof value === 'number') (this as Gauge).inc(labelsOf(served), value);
+            else for (const [label, count] of value) (this as Gauge).inc({ ...labelsOf(served), [extraLabel!]: label }, count);
+          }
         },
       });
     };
     const stats = (served: ServedModelVersion) => served.statistics.current();
     fromStatistics('nv_inference_request_success', 'Number of successful inference requests, all batch sizes', 'counter', (s) => stats(s).inference_stats.success.count);
-    new Counter({
-      name: 'nv_inference_request_failure',
-      help: 'Number of failed inference requests, all batch sizes',
-      labelNames: [...LABELS, 'reason'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const served of versions()) {
-          for (const reason of FAILURE_REASONS) this.inc({ ...labelsOf(served), reason }, served.statistics.failures[reason]);
-        }
-      },
-    });
+    fromStatistics(
+      'nv_inference_request_failure',
+      'Number of failed inference requests, all batch sizes',
+      'counter',
+      (s) => FAILURE_REASONS.map((reason) => [reason, s.statistics.failures[reason]]),
+      'reason',
+    );
     fromStatistics('nv_inference_count', 'Number of inferences performed (batch of N counts N)', 'counter', (s) => stats(s).inference_count);
     fromStatistics('nv_inference_exec_count', 'Number of model executions performed', 'counter', (s) => stats(s).execution_count);
     fromStatistics('nv_inference_pending_request_count', 'Instantaneous number of pending requests awaiting execution per-model', 'gauge', (s) => s.pendingCount());
@@ -129,18 +135,13 @@ export class ServerMetrics {
       }),
     };
     // Beyond Triton: the batch sizes the schedulers formed, from the statistics' batch_stats.
-    new Counter({
-      name: 'tritium_inference_batch_executions',
-      help: 'Number of model executions of each batch size, as the scheduler formed them',
-      labelNames: [...LABELS, 'batch_size'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const served of versions()) {
-          for (const batch of served.statistics.batchStats()) this.inc({ ...labelsOf(served), batch_size: batch.batch_size }, batch.compute_infer.count);
-        }
-      },
-    });
+    fromStatistics(
+      'tritium_inference_batch_executions',
+      'Number of model executions of each batch size, as the scheduler formed them',
+      'counter',
+      (s) => [...s.statistics.batchStats()].map((batch) => [batch.batch_size, batch.compute_infer.count]),
+      'batch_size',
+    );
     registerSystemMetrics(registry, (name) => this.registered.push(name));
     for (const metric of registry.getMetricsAsArray()) if (!before.has(metric.name)) this.registered.push(metric.name);
   }

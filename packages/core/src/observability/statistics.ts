@@ -139,6 +139,11 @@ export class ModelStatisticsRecorder {
     add(batch.compute_output, 0);
   }
 
+  /** Whether per-request observations are wanted (summaries or histograms are on). */
+  get observed(): boolean {
+    return this.observer !== undefined;
+  }
+
   /** The version is unloaded. */
   close(): void {
     this.observer?.release();

@@ -44,8 +44,6 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
   /** performance.now() when a backend started and finished executing it; set by the instance runner. */
   executeStart = 0;
   executeEnd = 0;
-  /** performance.now() when the first response went out (0: none yet), for the first-response latency. */
-  firstResponseAt = 0;
   /** Set when a scheduler refused the request (a full queue, a queue timeout, a sequence it cannot take): Triton's REJECTED. */
   rejected = false;
   /** Set by a batching scheduler: requests with different keys never share a batch. */
@@ -144,10 +142,6 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
 
   describe(): string {
     return `model '${this.modelName}' version ${this.modelVersion} request '${this.id}'`;
-  }
-
-  responseSent(): void {
-    if (this.firstResponseAt === 0) this.firstResponseAt = performance.now();
   }
 
   /** Called once by the response channel when the last response or an error went out. */

@@ -13,8 +13,6 @@ export interface ResponseSink {
 /** The request a channel answers for. */
 export interface ResponseOwner {
   describe(): string;
-  /** A response reached the caller. */
-  responseSent(): void;
   responseEnded(error?: InferenceError): void;
 }
 
@@ -56,7 +54,6 @@ export class ResponseChannel implements ResponseSender {
       }
       selected[name] = tensor;
     }
-    this.owner.responseSent();
     this.sink.response(selected);
     if (options?.final) this.close();
     return true;

@@ -1,6 +1,8 @@
-import { serializedBytesSize } from './bytes.js';
+import { InferenceError } from '../errors.js';
+import { deserializeBytesTensor, serializeBytesTensor, serializedBytesSize } from './bytes.js';
 import { typedArrayConstructor } from './datatype.js';
 import type { BytesElement, DataType, TensorData, TypedTensorData } from './datatype.js';
+import { elementCount, shapeToString } from './shape.js';
 import type { Tensor } from './tensor.js';
 
 // The typed-array union's methods cannot be called directly (their parameter types
@@ -52,4 +54,26 @@ export function tensorByteSize(tensor: Tensor): number {
   return tensor.datatype === 'BYTES'
     ? serializedBytesSize(tensor.data as BytesElement[])
     : (tensor.data as TypedTensorData).byteLength;
+}
+
+/** A tensor's bytes as they cross to another process or a cache: BYTES in Triton's serialized form, the others as they lie (a view, no copy). */
+export function tensorBytes(tensor: Tensor): Uint8Array {
+  if (tensor.datatype === 'BYTES') return serializeBytesTensor(tensor.data as BytesElement[]);
+  const data = tensor.data as TypedTensorData;
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/**
+ * The tensor tensorBytes() made, in memory of its own (`bytes` may be reused once this
+ * returns). Bytes that do not fill the shape exactly are INVALID_ARG naming `name`.
+ */
+export function tensorFromBytes(name: string, datatype: DataType, shape: number[], bytes: Uint8Array): Tensor {
+  const count = elementCount(shape);
+  if (datatype === 'BYTES') return { datatype, shape, data: deserializeBytesTensor(bytes.slice(), count, name) };
+  const data = createTensorData(datatype, count) as TypedTensorData;
+  if (bytes.byteLength !== data.byteLength) {
+    throw new InferenceError('INVALID_ARG', `tensor '${name}' holds ${bytes.byteLength} bytes, but ${datatype} of shape ${shapeToString(shape)} needs ${data.byteLength}`);
+  }
+  new Uint8Array(data.buffer).set(bytes);
+  return { datatype, shape, data } as Tensor;
 }

@@ -19,7 +19,7 @@ export type {
 export { elementCount, isValidShape, mapVariableDims, shapeMatches, shapeToString } from './shape.js';
 export { toTensor } from './tensor.js';
 export type { Tensor, TensorInput, TensorRole } from './tensor.js';
-export { concatTensorData, createTensorData, sliceTensorData, tensorByteSize } from './data.js';
+export { concatTensorData, createTensorData, sliceTensorData, tensorByteSize, tensorBytes, tensorFromBytes } from './data.js';
 export { bytesElementToString, deserializeBytesTensor, serializeBytesTensor, serializedBytesSize } from './bytes.js';
 export {
   bf16BitsToFloat32,

@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { InferenceServer, type Logger, type Tensor } from '@tritium/core';
 import { cacheKey } from '../../src/cache/cache-key.js';
 import { LocalCache } from '../../src/cache/local-cache.js';
 import { decodeTensors, encodeTensors } from '../../src/cache/tensor-codec.js';
+import { redisMissing, startRedis } from '../helpers/redis-server.js';
 import { TempRepository, testConfig } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
@@ -109,37 +107,11 @@ describe('the response cache, in memory', () => {
   });
 });
 
-const redisMissing = (() => {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-    return undefined;
-  } catch {
-    return 'redis-server is not installed';
-  }
-})();
 if (redisMissing) console.warn(`skipping the Redis cache tests: ${redisMissing}`);
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    redis.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Ready to accept connections') && resolve());
-    redis.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
-  });
-  return redis;
-}
 
 describe.skipIf(redisMissing)('the response cache, in Redis', () => {
   it('is shared by two servers, and a Redis that dies turns hits into misses, never failures, logged once', async () => {
-    const port = await freePort();
-    const redis = await startRedis(port);
+    const { port, process: redis } = await startRedis();
     const logger = recordingLogger();
     const probes = [newProbe(), newProbe()];
     const repo = (fx.repo = await TempRepository.create({ m: { config: cached } }));
