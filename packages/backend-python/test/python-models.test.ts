@@ -169,7 +169,20 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
   });
 });
 
-describe.skipIf(pythonMissing)('Python environments', () => {
+/** The environment tests make venvs; some Python builds ship without the venv module. */
+const venvMissing: string | undefined =
+  pythonMissing ??
+  (() => {
+    try {
+      execFileSync('python3', ['-c', 'import venv'], { stdio: 'ignore' });
+      return undefined;
+    } catch {
+      return "python3 has no venv module (Debian: apt-get install python3-venv)";
+    }
+  })();
+if (venvMissing && !pythonMissing) console.warn(`skipping the Python environment tests: ${venvMissing}`);
+
+describe.skipIf(venvMissing)('Python environments', () => {
   const python = usePythonServer();
 
   it('runs a model in its own venv (EXECUTION_ENV_PATH), as a directory and packed as .tar.gz', async () => {
