@@ -11,6 +11,7 @@ import type { NormalizedModelConfig } from './config/schema.js';
 import { requestShape } from './config/request-shape.js';
 import { InferenceError } from './errors.js';
 import { byNameThenVersion, ModelManager } from './model/model-manager.js';
+import { outputLabels } from './model/output-labels.js';
 import { requestedVersion } from './model/request-validator.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
@@ -251,6 +252,14 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   /** The config a model version runs with, after auto-complete and normalization. */
   async modelConfig(name: string, version?: number): Promise<NormalizedModelConfig> {
     return structuredClone(this.manager.serving(name, version).context.config);
+  }
+
+  /**
+   * The class labels of an output (its config's `label_filename`, one per line), or
+   * undefined when it has none: what Triton's classification extension reports.
+   */
+  async outputLabels(name: string, output: string, version?: number): Promise<readonly string[] | undefined> {
+    return outputLabels(this.manager.serving(name, version), output);
   }
 
   /** Every model in the repositories with the state of each version; models never loaded show as UNAVAILABLE. */

@@ -64,16 +64,23 @@ export function tensorBytes(tensor: Tensor): Uint8Array {
 }
 
 /**
- * The tensor tensorBytes() made, in memory of its own (`bytes` may be reused once this
- * returns). Bytes that do not fill the shape exactly are INVALID_ARG naming `name`.
+ * The tensor tensorBytes() made. By default in memory of its own (`bytes` may be reused
+ * once this returns); `'view'` keeps a view on `bytes` where their alignment allows (a
+ * network body the caller hands over), copying only a misaligned one. Bytes that do not
+ * fill the shape exactly are INVALID_ARG naming `name`.
  */
-export function tensorFromBytes(name: string, datatype: DataType, shape: number[], bytes: Uint8Array): Tensor {
+export function tensorFromBytes(name: string, datatype: DataType, shape: number[], bytes: Uint8Array, memory: 'copy' | 'view' = 'copy'): Tensor {
   const count = elementCount(shape);
-  if (datatype === 'BYTES') return { datatype, shape, data: deserializeBytesTensor(bytes.slice(), count, name) };
-  const data = createTensorData(datatype, count) as TypedTensorData;
-  if (bytes.byteLength !== data.byteLength) {
-    throw new InferenceError('INVALID_ARG', `tensor '${name}' holds ${bytes.byteLength} bytes, but ${datatype} of shape ${shapeToString(shape)} needs ${data.byteLength}`);
+  if (datatype === 'BYTES') return { datatype, shape, data: deserializeBytesTensor(memory === 'copy' ? bytes.slice() : bytes, count, name) };
+  const TypedArray = typedArrayConstructor(datatype)!;
+  const byteLength = count * TypedArray.BYTES_PER_ELEMENT;
+  if (bytes.byteLength !== byteLength) {
+    throw new InferenceError('INVALID_ARG', `tensor '${name}' holds ${bytes.byteLength} bytes, but ${datatype} of shape ${shapeToString(shape)} needs ${byteLength}`);
   }
+  if (memory === 'view' && bytes.byteOffset % TypedArray.BYTES_PER_ELEMENT === 0) {
+    return { datatype, shape, data: new TypedArray(bytes.buffer, bytes.byteOffset, count) } as Tensor;
+  }
+  const data = createTensorData(datatype, count) as TypedTensorData;
   new Uint8Array(data.buffer).set(bytes);
   return { datatype, shape, data } as Tensor;
 }

@@ -56,6 +56,7 @@ export type TypedTensorData = TensorData<FixedSizeDataType>;
 
 export interface TypedArrayConstructor {
   new (length: number): TypedTensorData;
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): TypedTensorData;
   readonly name: string;
   readonly BYTES_PER_ELEMENT: number;
 }

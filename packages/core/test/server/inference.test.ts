@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { InferenceError, InferenceServer, type Backend, type InferRequest, type Tensor } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
@@ -428,5 +430,24 @@ describe('InferenceError', () => {
     expect(foreign).toBeInstanceOf(InferenceError);
     expect(InferenceError.from(foreign)).toBe(foreign);
     expect(new Error('plain')).not.toBeInstanceOf(InferenceError);
+  });
+});
+
+describe('outputLabels()', () => {
+  const labelled = testConfig({ inputs: 2 }).replace('output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }', 'output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "labels.txt" }');
+
+  it("reads an output's label file once, one label per line", async () => {
+    const { server } = await serve({ id: { config: labelled } });
+    await writeFile(join(fx.repo!.path, 'id', 'labels.txt'), 'cat\ndog\r\n\nbird\n');
+    expect(await server.outputLabels('id', 'OUTPUT0')).toEqual(['cat', 'dog', '', 'bird']);
+    await writeFile(join(fx.repo!.path, 'id', 'labels.txt'), 'changed\n');
+    expect(await server.outputLabels('id', 'OUTPUT0')).toEqual(['cat', 'dog', '', 'bird']);
+    expect(await server.outputLabels('id', 'OUTPUT1')).toBeUndefined();
+  });
+
+  it('names the model, output and file when the label file cannot be read', async () => {
+    const { server } = await serve({ id: { config: labelled } });
+    await expectError(server.outputLabels('id', 'OUTPUT0'), 'INTERNAL', /model 'id' output 'OUTPUT0': cannot read its label file 'labels.txt'/);
+    await expectError(server.outputLabels('nope', 'OUTPUT0'), 'NOT_FOUND', /nope/);
   });
 });

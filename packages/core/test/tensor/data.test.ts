@@ -6,6 +6,7 @@ import {
   serializeBytesTensor,
   sliceTensorData,
   tensorByteSize,
+  tensorFromBytes,
   toTensor,
   typedArrayConstructor,
 } from '../../src/tensor/index.js';
@@ -83,5 +84,31 @@ describe('tensor data', () => {
   it('counts a view by its own bytes, not its buffer', () => {
     const view = new Float64Array(10).subarray(2, 5);
     expect(tensorByteSize({ datatype: 'FP64', shape: [3], data: view })).toBe(24);
+  });
+});
+
+describe('tensorFromBytes', () => {
+  const bytes = (values: number[]) => new Uint8Array(Float32Array.from(values).buffer);
+
+  it('copies by default, so the bytes may be reused', () => {
+    const source = bytes([1, 2]);
+    const tensor = tensorFromBytes('x', 'FP32', [2], source);
+    source.fill(0);
+    expect(Array.from(tensor.data as Float32Array)).toEqual([1, 2]);
+  });
+
+  it("keeps a view on aligned bytes with 'view', and copies misaligned ones", () => {
+    const aligned = bytes([1, 2]);
+    const view = tensorFromBytes('x', 'FP32', [2], aligned, 'view');
+    expect((view.data as Float32Array).buffer).toBe(aligned.buffer);
+    const padded = new Uint8Array(9);
+    padded.set(bytes([3, 4]), 1);
+    const misaligned = tensorFromBytes('x', 'FP32', [2], padded.subarray(1), 'view');
+    expect((misaligned.data as Float32Array).buffer).not.toBe(padded.buffer);
+    expect(Array.from(misaligned.data as Float32Array)).toEqual([3, 4]);
+  });
+
+  it('names the tensor when the bytes do not fill the shape', () => {
+    expect(() => tensorFromBytes('x', 'FP32', [3], bytes([1, 2]), 'view')).toThrow(/tensor 'x' holds 8 bytes, but FP32 of shape \[3\] needs 12/);
   });
 });

@@ -1,0 +1,2 @@
+export type { ListenOptions, RunningFrontend } from './listen.js';
+export { SystemSharedMemory, type SharedMemoryRef, type SharedMemoryRegionStatus } from './shared-memory/system-shared-memory.js';

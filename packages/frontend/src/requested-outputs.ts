@@ -1,0 +1,70 @@
+import { InferenceError, tensorByteSize, tensorBytes, type InferenceServer, type InferResponse, type Tensor } from '@tritium/core';
+import { classify } from './classification.js';
+import type { WireParameters } from './request-parameters.js';
+import { sharedMemoryRef } from './shared-memory/shared-memory-tensors.js';
+import type { SharedMemoryRef, SystemSharedMemory } from './shared-memory/system-shared-memory.js';
+
+/** One requested output and what the client asked of it (either protocol). */
+export interface OutputRequest {
+  readonly name: string;
+  /** Triton's classification extension: return the top `classification` classes instead of the tensor. */
+  readonly classification?: number;
+  /** Write the output into this registered region instead of the response. */
+  readonly sharedMemory?: SharedMemoryRef;
+}
+
+/** One output as the response reports it. */
+export interface DeliveredOutput {
+  readonly name: string;
+  /** For an output written to shared memory, its metadata only matters (the data is in the region). */
+  readonly tensor: Tensor;
+  /** Set when the output went to shared memory: where, and how many bytes it took. */
+  readonly sharedMemory?: SharedMemoryRef;
+}
+
+/** Reads an output's parameters (`classification`, `shared_memory_*`); other keys (such as `binary_data`) are the protocol's. */
+export function outputRequest(name: string, parameters: WireParameters | undefined): OutputRequest {
+  const classification = parameters?.classification;
+  const count = typeof classification === 'bigint' ? Number(classification) : classification;
+  if (count !== undefined && (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1)) {
+    throw new InferenceError('INVALID_ARG', `output '${name}': parameter 'classification' must be a positive integer, got ${String(classification)}`);
+  }
+  const sharedMemory = sharedMemoryRef(name, 'output', parameters);
+  if (count !== undefined && sharedMemory) {
+    throw new InferenceError('INVALID_ARG', `output '${name}': classification cannot be written to shared memory`);
+  }
+  return { name, classification: count, sharedMemory };
+}
+
+/**
+ * Turns a response's outputs into what the client asked for, in the order it asked
+ * (the model's order when it named none): classification applied, shared-memory
+ * outputs written into their regions.
+ */
+export async function deliverOutputs(
+  server: InferenceServer,
+  response: InferResponse,
+  requested: readonly OutputRequest[] | undefined,
+  memory: SystemSharedMemory,
+): Promise<DeliveredOutput[]> {
+  if (!requested?.length || requested.every((r) => r.classification === undefined && !r.sharedMemory)) {
+    return Object.entries(response.outputs).map(([name, tensor]) => ({ name, tensor }));
+  }
+  const delivered: DeliveredOutput[] = [];
+  for (const request of requested) {
+    const tensor = response.outputs[request.name];
+    if (!tensor) continue;
+    if (request.classification !== undefined) {
+      const { max_batch_size: maxBatchSize } = await server.modelConfig(response.modelName, response.modelVersion);
+      const labels = await server.outputLabels(response.modelName, request.name, response.modelVersion);
+      delivered.push({ name: request.name, tensor: classify(request.name, tensor, request.classification, (maxBatchSize ?? 0) > 0, labels) });
+    } else if (request.sharedMemory) {
+      const bytes = tensorBytes(tensor);
+      memory.write(request.sharedMemory, bytes);
+      delivered.push({ name: request.name, tensor, sharedMemory: { ...request.sharedMemory, byteSize: tensorByteSize(tensor) } });
+    } else {
+      delivered.push({ name: request.name, tensor });
+    }
+  }
+  return delivered;
+}
