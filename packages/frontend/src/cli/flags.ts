@@ -1,0 +1,133 @@
+/**
+ * The command's flags: tritonserver's names, in four kinds. `FLAGS` are implemented;
+ * `FIXED` are accepted only at the value that says what tritium does anyway; `IGNORED`
+ * are accepted and ignored, because ignoring them changes nothing a client can see;
+ * `UNSUPPORTED` are refused, saying why. A name in none of them is not a Triton flag.
+ */
+
+/** A flag the command implements. */
+export interface Flag {
+  /** The value's placeholder in the usage text; undefined for a flag that takes none. */
+  readonly value?: string;
+  readonly help: string;
+}
+
+export const FLAGS: Readonly<Record<string, Flag>> = {
+  help: { help: 'Print this usage and exit.' },
+  version: { help: "Print tritium's version and exit." },
+  'model-repository': { value: '<path>', help: 'A model repository directory; repeat for several. Required. Alias: --model-store.' },
+  'model-control-mode': { value: '<none|poll|explicit>', help: "none: load every model at start (default); poll: also follow the repository's changes; explicit: load and unload through the model-control API." },
+  'load-model': { value: '<name>', help: "Explicit mode: a model to load at start; repeat for several; '*' (alone) loads all." },
+  'repository-poll-secs': { value: '<seconds>', help: 'Poll mode: seconds between two scans of the repository (default 15).' },
+  'model-config-name': { value: '<name>', help: "Use <model>/configs/<name>.pbtxt in place of config.pbtxt where it exists." },
+  'exit-on-error': { value: '<boolean>', help: 'Exit when a model fails to load at start (default true); false serves the models that loaded.' },
+  'exit-timeout-secs': { value: '<seconds>', help: 'On SIGTERM or SIGINT, how long in-flight requests may take to finish (default 30).' },
+  'allow-http': { value: '<boolean>', help: 'Serve HTTP/REST (default true).' },
+  'http-address': { value: '<address>', help: 'The address HTTP listens on (default 0.0.0.0).' },
+  'http-port': { value: '<port>', help: 'The HTTP port (default 8000; 0 picks a free one).' },
+  'http-max-input-size': { value: '<bytes>', help: 'The largest HTTP request body accepted (default 64 MiB, as Triton).' },
+  'allow-grpc': { value: '<boolean>', help: 'Serve gRPC (default true).' },
+  'grpc-address': { value: '<address>', help: 'The address gRPC listens on (default 0.0.0.0).' },
+  'grpc-port': { value: '<port>', help: 'The gRPC port (default 8001; 0 picks a free one).' },
+  'allow-metrics': { value: '<boolean>', help: 'Collect and serve Prometheus metrics (default true).' },
+  'metrics-address': { value: '<address>', help: 'The address the metrics service listens on (default: --http-address).' },
+  'metrics-port': { value: '<port>', help: 'The metrics port (default 8002; 0 picks a free one).' },
+  'metrics-config': { value: '<setting>=<value>', help: 'counter_latencies, summary_latencies or histogram_latencies =true|false; repeatable.' },
+  'cache-config': { value: '<cache>,<setting>=<value>', help: 'The response cache: local,size=<bytes>, or redis,host=<host> with redis,port=<port> (and redis,password=, redis,socket_timeout=<ms>); repeatable.' },
+  'log-verbose': { value: '<level>', help: 'Verbose logging at levels >= 1 (default 0: off).' },
+  'log-info': { value: '<boolean>', help: 'Information messages (default true).' },
+  'log-warning': { value: '<boolean>', help: 'Warnings (default true).' },
+  'log-error': { value: '<boolean>', help: 'Errors (default true).' },
+  'log-format': { value: '<default|ISO8601>', help: 'Log line prefix: default is "LMMDD hh:mm:ss.uuuuuu pid", ISO8601 is "YYYY-MM-DDThh:mm:ssZ L".' },
+  'log-file': { value: '<path>', help: 'Append log lines to this file instead of standard error.' },
+};
+
+/** Other names Triton gives a flag. */
+export const ALIASES: Readonly<Record<string, string>> = { 'model-store': 'model-repository' };
+
+/** A flag accepted only at the value that describes tritium's own behaviour. */
+export interface FixedFlag {
+  /** The accepted value, compared as Triton reads the flag's type (booleans: true/on/1, false/off/0). */
+  readonly accepts: boolean | string;
+  readonly why: string;
+}
+
+export const FIXED: Readonly<Record<string, FixedFlag>> = {
+  'strict-readiness': { accepts: true, why: 'readiness always requires every model asked for to be ready, as Triton by default' },
+  'rate-limit': { accepts: 'off', why: 'there is no rate limiter: a request runs as soon as an instance is free' },
+  'model-namespacing': { accepts: false, why: 'a model name must be unique across all repositories' },
+  'reuse-http-port': { accepts: false, why: 'ports are not shared between processes' },
+  'reuse-grpc-port': { accepts: false, why: 'ports are not shared between processes' },
+  'grpc-use-ssl': { accepts: false, why: 'gRPC has no TLS here: terminate TLS in front of tritium (an ingress or a sidecar)' },
+  'grpc-use-ssl-mutual': { accepts: false, why: 'gRPC has no TLS here: terminate TLS in front of tritium (an ingress or a sidecar)' },
+  'grpc-infer-response-compression-level': { accepts: 'none', why: 'gRPC responses are not compressed' },
+  'allow-sagemaker': { accepts: false, why: 'there is no SageMaker endpoint' },
+  'allow-vertex-ai': { accepts: false, why: 'there is no Vertex AI endpoint' },
+};
+
+const NODE_LOOP = 'requests are handled on the Node.js event loop and models run on their own instances (worker threads, stub processes)';
+const NO_POOLS = 'tritium keeps no pinned or CUDA memory pools of its own';
+const SCRAPED = 'metrics are read when scraped, so a metric turned on costs nothing between scrapes';
+const BACKENDS_ARE_PACKAGES = 'backends are npm packages found by name, not shared libraries in a directory; a model whose backend is missing is UNAVAILABLE, saying so';
+
+/** Flags accepted and ignored, with why ignoring them is harmless. */
+export const IGNORED: Readonly<Record<string, string>> = {
+  'http-thread-count': NODE_LOOP,
+  'buffer-manager-thread-count': NODE_LOOP,
+  'model-load-thread-count': 'models load concurrently, each as fast as its backend allows',
+  'pinned-memory-pool-byte-size': NO_POOLS,
+  'cuda-memory-pool-byte-size': NO_POOLS,
+  'cuda-virtual-address-size': NO_POOLS,
+  'min-supported-compute-capability': NO_POOLS,
+  'metrics-interval-ms': SCRAPED,
+  'allow-cpu-metrics': SCRAPED,
+  'allow-gpu-metrics': SCRAPED,
+  'backend-directory': BACKENDS_ARE_PACKAGES,
+  'cache-directory': 'the local and Redis caches are built in',
+};
+
+const NO_TRACING = 'request tracing is not implemented';
+const GRPC_CHANNEL = "gRPC channel settings are @grpc/grpc-js's defaults";
+const NO_HEADERS = 'headers are not forwarded to models, nor used to restrict APIs';
+
+/** Triton flags refused, with why. */
+export const UNSUPPORTED: Readonly<Record<string, string>> = {
+  id: "the server's name in its metadata is always 'tritium'",
+  'disable-auto-complete-config': 'model configs are always auto-completed where a backend can',
+  'strict-model-config': 'model configs are always auto-completed where a backend can',
+  'response-cache-byte-size': 'it is deprecated in Triton: use --cache-config local,size=<bytes>',
+  'repoagent-directory': 'repository agents are not implemented',
+  'backend-config': 'backends take their settings from model config parameters',
+  'host-policy': 'host policies are not implemented',
+  'model-load-gpu-limit': 'GPU memory limits are not implemented',
+  'model-load-retry-count': 'failed loads are not retried: the index reports them',
+  'rate-limit-resource': 'there is no rate limiter',
+  'http-header-forward-pattern': NO_HEADERS,
+  'grpc-header-forward-pattern': NO_HEADERS,
+  'http-restricted-api': NO_HEADERS,
+  'grpc-restricted-protocol': NO_HEADERS,
+  'grpc-server-cert': 'gRPC has no TLS here',
+  'grpc-server-key': 'gRPC has no TLS here',
+  'grpc-root-cert': 'gRPC has no TLS here',
+  'grpc-infer-allocation-pool-size': GRPC_CHANNEL,
+  'grpc-keepalive-time': GRPC_CHANNEL,
+  'grpc-keepalive-timeout': GRPC_CHANNEL,
+  'grpc-keepalive-permit-without-calls': GRPC_CHANNEL,
+  'grpc-http2-max-pings-without-data': GRPC_CHANNEL,
+  'grpc-http2-min-recv-ping-interval-without-data': GRPC_CHANNEL,
+  'grpc-http2-max-ping-strikes': GRPC_CHANNEL,
+  'grpc-max-connection-age': GRPC_CHANNEL,
+  'grpc-max-connection-age-grace': GRPC_CHANNEL,
+  'trace-config': NO_TRACING,
+  'trace-file': NO_TRACING,
+  'trace-level': NO_TRACING,
+  'trace-rate': NO_TRACING,
+  'trace-count': NO_TRACING,
+  'trace-log-frequency': NO_TRACING,
+  'sagemaker-port': 'there is no SageMaker endpoint',
+  'sagemaker-safe-port-range': 'there is no SageMaker endpoint',
+  'sagemaker-thread-count': 'there is no SageMaker endpoint',
+  'vertex-ai-port': 'there is no Vertex AI endpoint',
+  'vertex-ai-thread-count': 'there is no Vertex AI endpoint',
+  'vertex-ai-default-model': 'there is no Vertex AI endpoint',
+};

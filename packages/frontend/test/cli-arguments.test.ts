@@ -1,0 +1,216 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, parseCommandLine, UsageError, type ServeOptions } from '../src/cli/arguments.js';
+import { FIXED, FLAGS, IGNORED, UNSUPPORTED } from '../src/cli/flags.js';
+import { usage } from '../src/cli/usage.js';
+
+function serve(...argv: string[]): ServeOptions {
+  const command = parseCommandLine(argv);
+  if (command.kind !== 'serve') throw new Error(`expected serve, got ${command.kind}`);
+  return command.options;
+}
+
+/** The UsageError message a command line is refused with. */
+function refusal(...argv: string[]): string {
+  try {
+    parseCommandLine(argv);
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as Error).message;
+  }
+  throw new Error(`accepted: ${argv.join(' ')}`);
+}
+
+describe('parseCommandLine', () => {
+  it("gives Triton's defaults for a bare repository", () => {
+    expect(serve('serve', '--model-repository', '/models')).toEqual({
+      server: {
+        modelRepository: ['/models'],
+        modelControlMode: 'none',
+        startupModels: undefined,
+        pollIntervalMs: undefined,
+        modelConfigName: undefined,
+        exitTimeoutMs: 30_000,
+        continueOnLoadError: false,
+        metrics: {},
+        responseCache: undefined,
+      },
+      http: { host: '0.0.0.0', port: 8000 },
+      grpc: { host: '0.0.0.0', port: 8001 },
+      metrics: { host: '0.0.0.0', port: 8002 },
+      log: { info: true, warning: true, error: true, verbose: 0, format: 'default', file: undefined },
+      ignored: [],
+    });
+    expect([DEFAULTS.httpPort, DEFAULTS.grpcPort, DEFAULTS.metricsPort]).toEqual([8000, 8001, 8002]);
+  });
+
+  it("takes tritonserver's form without 'serve', --flag=value and --flag value alike", () => {
+    expect(serve('--model-repository=/models', '--http-port', '9000')).toEqual(serve('serve', '--model-repository', '/models', '--http-port=9000'));
+  });
+
+  it('keeps every --model-repository (and --model-store), once each', () => {
+    expect(serve('--model-repository=/a', '--model-store=/b', '--model-repository=/a').server.modelRepository).toEqual(['/a', '/b']);
+  });
+
+  it('reads the model control flags', () => {
+    expect(serve('--model-repository=/m', '--model-control-mode=EXPLICIT', '--load-model=a', '--load-model', 'b', '--load-model=a').server).toMatchObject({
+      modelControlMode: 'explicit',
+      startupModels: ['a', 'b'],
+    });
+    expect(serve('--model-repository=/m', '--model-control-mode=explicit').server.startupModels).toEqual([]);
+    expect(serve('--model-repository=/m', '--model-control-mode=poll', '--repository-poll-secs=5').server).toMatchObject({ modelControlMode: 'poll', pollIntervalMs: 5000 });
+    expect(serve('--model-repository=/m', '--model-config-name=h100').server.modelConfigName).toBe('h100');
+  });
+
+  it('maps --exit-on-error, --exit-timeout-secs and the last value of a flag given twice', () => {
+    const options = serve('--model-repository=/m', '--exit-on-error=false', '--exit-timeout-secs=5', '--exit-timeout-secs=7');
+    expect(options.server).toMatchObject({ continueOnLoadError: true, exitTimeoutMs: 7000 });
+    expect(serve('--model-repository=/m', '--exit-on-error=ON').server.continueOnLoadError).toBe(false);
+  });
+
+  it('reads services: ports, addresses, the body limit, and --allow-* turning one off', () => {
+    const options = serve(
+      '--model-repository=/m',
+      '--http-address=127.0.0.1',
+      '--http-port=0',
+      '--grpc-address=::1',
+      '--grpc-port=9001',
+      '--metrics-port=0',
+      '--http-max-input-size=1048576',
+    );
+    expect(options.http).toEqual({ host: '127.0.0.1', port: 0, bodyLimitBytes: 1_048_576 });
+    expect(options.grpc).toEqual({ host: '::1', port: 9001 });
+    // As Triton, metrics listen on the HTTP address unless told otherwise.
+    expect(options.metrics).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(serve('--model-repository=/m', '--http-address=127.0.0.1', '--metrics-address=10.0.0.1').metrics?.host).toBe('10.0.0.1');
+    const off = serve('--model-repository=/m', '--allow-http=false', '--allow-grpc=0', '--allow-metrics=off');
+    expect([off.http, off.grpc, off.metrics, off.server.metrics]).toEqual([undefined, undefined, undefined, false]);
+  });
+
+  it('maps --metrics-config settings to core metrics options', () => {
+    expect(serve('--model-repository=/m', '--metrics-config=summary_latencies=true', '--metrics-config', 'counter_latencies=false', '--metrics-config=histogram_latencies=1').server.metrics).toEqual({
+      summaryLatencies: true,
+      counterLatencies: false,
+      histogramLatencies: true,
+    });
+  });
+
+  it("maps Triton's --cache-config to core's response cache", () => {
+    expect(serve('--model-repository=/m', '--cache-config=local,size=1048576').server.responseCache).toEqual({ type: 'local', sizeBytes: 1_048_576 });
+    expect(
+      serve('--model-repository=/m', '--cache-config', 'redis,host=cache.local', '--cache-config=redis,port=6380', '--cache-config=redis,password=a=b,c', '--cache-config=redis,socket_timeout=250').server.responseCache,
+    ).toEqual({ type: 'redis', host: 'cache.local', port: 6380, password: 'a=b,c', timeoutMs: 250 });
+  });
+
+  it('reads the logging flags', () => {
+    expect(serve('--model-repository=/m', '--log-verbose=2', '--log-info=false', '--log-warning=false', '--log-error=true', '--log-format=ISO8601', '--log-file=/tmp/t.log').log).toEqual({
+      info: false,
+      warning: false,
+      error: true,
+      verbose: 2,
+      format: 'ISO8601',
+      file: '/tmp/t.log',
+    });
+    expect(serve('--model-repository=/m', '--log-verbose=true').log.verbose).toBe(1);
+  });
+
+  it('accepts the ignored flags, listing each with why', () => {
+    const options = serve('--model-repository=/m', '--http-thread-count=8', '--pinned-memory-pool-byte-size=0', '--backend-directory=/opt/tritonserver/backends');
+    expect(options.ignored.map((i) => i.flag)).toEqual(['--http-thread-count', '--pinned-memory-pool-byte-size', '--backend-directory']);
+    expect(options.ignored[0]!.why).toBe(IGNORED['http-thread-count']);
+  });
+
+  it('accepts a fixed flag at the value tritium behaves by', () => {
+    expect(() => serve('--model-repository=/m', '--strict-readiness=true', '--rate-limit=OFF', '--grpc-use-ssl=0', '--allow-sagemaker=false')).not.toThrow();
+  });
+
+  it('answers help and version', () => {
+    expect(parseCommandLine(['--help'])).toEqual({ kind: 'help' });
+    expect(parseCommandLine(['serve', '--help'])).toEqual({ kind: 'help' });
+    expect(parseCommandLine(['--version'])).toEqual({ kind: 'version' });
+  });
+});
+
+describe('parseCommandLine refuses, naming the flag or value at fault', () => {
+  it.each([
+    [['--http-port=80x', '--model-repository=/m'], "--http-port must be an integer from 0 to 65535, got '80x'"],
+    [['--model-repository=/m', '--grpc-port=65536'], "--grpc-port must be an integer from 0 to 65535, got '65536'"],
+    [['--model-repository=/m', '--exit-timeout-secs=-1'], "--exit-timeout-secs must be an integer from 0 to 2147483, got '-1'"],
+    [['--model-repository=/m', '--exit-timeout-secs=1.5'], "--exit-timeout-secs must be an integer from 0 to 2147483, got '1.5'"],
+    [['--model-repository=/m', '--http-max-input-size=0'], '--http-max-input-size must be an integer from 1'],
+    [['--model-repository=/m', '--allow-http=yes'], "--allow-http must be true or false, got 'yes'"],
+    [['--model-repository=/m', '--model-control-mode=auto'], "--model-control-mode must be one of none, poll, explicit, got 'auto'"],
+    [['--model-repository=/m', '--log-format=iso'], "--log-format must be default or ISO8601, got 'iso'"],
+    [['--model-repository=/m', '--log-verbose=loud'], "--log-verbose must be an integer from 0 to 2147483647, got 'loud'"],
+  ])('bad values: %j', (argv, message) => {
+    expect(refusal(...argv)).toContain(message);
+  });
+
+  it('requires a repository', () => {
+    expect(refusal('serve')).toBe('--model-repository is required: the directory of models to serve');
+    expect(refusal()).toBe('--model-repository is required: the directory of models to serve');
+  });
+
+  it('refuses unknown options, commands and stray arguments', () => {
+    expect(refusal('--model-repository=/m', '--modle-repository=/n')).toBe("unknown option '--modle-repository' (tritium --help lists the options)");
+    expect(refusal('--model-repository=/m', '-v')).toBe("unknown option '-v' (tritium --help lists the options)");
+    expect(refusal('start', '--model-repository=/m')).toContain("unknown command 'start': the command is 'serve'");
+    expect(refusal('--model-repository', '/m', 'extra')).toContain("unexpected argument 'extra'");
+    expect(refusal('--model-repository=/m', '--', '--x')).toContain("unexpected '--'");
+  });
+
+  it('refuses a flag without its value, and a value given to a flag that takes none', () => {
+    expect(refusal('--model-repository')).toBe('--model-repository needs a value <path>');
+    expect(refusal('--http-port', '--model-repository=/m')).toBe('--http-port needs a value <port>');
+    expect(refusal('--model-repository=/m', '--version=2')).toBe("--version takes no value, got '2'");
+  });
+
+  it('refuses a fixed flag at another value, and every unsupported Triton flag, saying why', () => {
+    expect(refusal('--model-repository=/m', '--strict-readiness=false')).toBe(`--strict-readiness=false is not supported by tritium (only true): ${FIXED['strict-readiness']!.why}`);
+    expect(refusal('--model-repository=/m', '--rate-limit=execution_count')).toContain('--rate-limit=execution_count is not supported by tritium (only off)');
+    expect(refusal('--model-repository=/m', '--grpc-use-ssl=maybe')).toBe("--grpc-use-ssl must be true or false, got 'maybe'");
+    for (const [name, why] of Object.entries(UNSUPPORTED)) {
+      expect(refusal('--model-repository=/m', `--${name}=1`)).toBe(`--${name} is not supported by tritium: ${why}`);
+    }
+    expect(refusal('--model-repository=/m', '--disable-auto-complete-config')).toContain('is not supported by tritium');
+  });
+
+  it('refuses model control flags outside their mode, and * beside other names', () => {
+    expect(refusal('--model-repository=/m', '--load-model=a')).toBe('--load-model applies only with --model-control-mode=explicit');
+    expect(refusal('--model-repository=/m', '--model-control-mode=explicit', '--load-model=*', '--load-model=a')).toContain('--load-model=* loads every model');
+    expect(refusal('--model-repository=/m', '--repository-poll-secs=5')).toBe('--repository-poll-secs applies only with --model-control-mode=poll');
+    expect(refusal('--model-repository=/m', '--model-control-mode=poll', '--repository-poll-secs=0')).toContain('--repository-poll-secs must be an integer from 1');
+  });
+
+  it('refuses two services on one address and port', () => {
+    expect(refusal('--model-repository=/m', '--grpc-port=8000')).toBe('--http-port and --grpc-port are both 8000 on 0.0.0.0: each service needs its own port');
+    expect(() => serve('--model-repository=/m', '--grpc-port=8000', '--grpc-address=127.0.0.1')).not.toThrow();
+    expect(() => serve('--model-repository=/m', '--http-port=0', '--grpc-port=0', '--metrics-port=0')).not.toThrow();
+    expect(() => serve('--model-repository=/m', '--allow-http=false', '--grpc-port=8000')).not.toThrow();
+  });
+
+  it.each([
+    [['--cache-config=local'], "--cache-config takes <cache>,<setting>=<value> (local,size=<bytes> or redis,host=<host>), got 'local'"],
+    [['--cache-config=local,size'], "--cache-config takes <cache>,<setting>=<value>, got 'size'"],
+    [['--cache-config=local,size='], "--cache-config takes <cache>,<setting>=<value>, got 'size='"],
+    [['--cache-config=local,size=big'], "--cache-config local,size must be an integer from 0"],
+    [['--cache-config=local,capacity=1'], '--cache-config local,capacity is not supported by tritium: the local cache takes size'],
+    [['--cache-config=redis,host=h'], '--cache-config redis needs both redis,host=<host> and redis,port=<port>'],
+    [['--cache-config=redis,host=h', '--cache-config=redis,port=0'], '--cache-config redis,port must be an integer from 1 to 65535'],
+    [['--cache-config=redis,host=h', '--cache-config=redis,port=1', '--cache-config=redis,pool_size=4'], '--cache-config redis,pool_size is not supported by tritium'],
+    [['--cache-config=local,size=1', '--cache-config=redis,host=h'], '--cache-config names local and redis: tritium runs one response cache'],
+    [['--cache-config=memcached,size=1'], "--cache-config: unknown cache 'memcached' (tritium has local and redis)"],
+    [['--metrics-config=summary_quantiles=0.5:0.05'], '--metrics-config summary_quantiles is not supported by tritium: it has counter_latencies, summary_latencies, histogram_latencies'],
+    [['--metrics-config=summary_latencies'], "--metrics-config takes <setting>=<value>, got 'summary_latencies'"],
+    [['--metrics-config=summary_latencies=sometimes'], "--metrics-config summary_latencies must be true or false, got 'sometimes'"],
+  ])('bad cache and metrics settings: %j', (argv, message) => {
+    expect(refusal('--model-repository=/m', ...argv)).toContain(message);
+  });
+});
+
+describe('usage', () => {
+  it('lists every implemented flag and every fixed and ignored one', () => {
+    const text = usage();
+    for (const name of [...Object.keys(FLAGS), ...Object.keys(FIXED), ...Object.keys(IGNORED)]) expect(text).toContain(`--${name}`);
+    for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+  });
+});
