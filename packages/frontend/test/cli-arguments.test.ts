@@ -161,6 +161,7 @@ describe('parseCommandLine refuses, naming the flag or value at fault', () => {
   it('refuses a flag without its value, and a value given to a flag that takes none', () => {
     expect(refusal('--model-repository')).toBe('--model-repository needs a value <path>');
     expect(refusal('--http-port', '--model-repository=/m')).toBe('--http-port needs a value <port>');
+    expect(refusal('--model-repository=')).toBe('--model-repository needs a value <path>');
     expect(refusal('--model-repository=/m', '--version=2')).toBe("--version takes no value, got '2'");
   });
 

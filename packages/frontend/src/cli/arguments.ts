@@ -66,8 +66,7 @@ class GivenFlags {
   private readonly values = new Map<string, string[]>();
 
   add(name: string, value: string): void {
-    const values = this.values.get(name) ?? [];
-    this.values.set(name, [...values, value]);
+    this.values.set(name, [...this.all(name), value]);
   }
 
   has(name: string): boolean {
@@ -133,7 +132,7 @@ function readFlags(args: readonly string[]): GivenFlags {
       continue;
     }
     // `--http-port --grpc-port 1` would otherwise take '--grpc-port' as the port.
-    if (token.value === undefined || (!token.inlineValue && token.value.startsWith('--'))) throw new UsageError(`${token.rawName} needs a value ${placeholder}`);
+    if (!token.value || (!token.inlineValue && token.value.startsWith('--'))) throw new UsageError(`${token.rawName} needs a value ${placeholder}`);
     given.add(name, token.value);
   }
   return given;
