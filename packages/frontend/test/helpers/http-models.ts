@@ -70,9 +70,7 @@ export const textModel: TestModel = {
   config: `backend: "test"
 max_batch_size: 4
 input { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] }
-input { name: "scale" data_type: TYPE_FP32 dims: [ -1 ] optional: true }
 output { name: "text_output" data_type: TYPE_STRING dims: [ 1 ] }
-output { name: "scaled" data_type: TYPE_FP32 dims: [ -1 ] }
 parameters { key: "behavior" value { string_value: "identity" } }`,
 };
 
