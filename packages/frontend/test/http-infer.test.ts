@@ -111,6 +111,13 @@ describe('HTTP /infer with JSON tensors', () => {
     expect(json.outputs[0]!.data).toEqual(Array.from(new Float32Array([0.1, 1 / 3, 1e-8, 1e30])));
   });
 
+  it('writes NaN and infinities, which JSON cannot hold, as null', async () => {
+    const json = { inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], parameters: { binary_data_size: 16 } }] };
+    const { body, headers } = binaryRequest(json, [bytes(new Float32Array([Number.NaN, Infinity, -Infinity, 1]))]);
+    const res = await httpRequest(fx.url, { path: '/v2/models/simple/infer', headers, body });
+    expect(JSON.parse(res.body.toString()).outputs[0].data).toEqual([null, null, null, 1]);
+  });
+
   it('returns only the requested outputs, in the order asked', async () => {
     const inputs = [
       { name: input('INT32'), datatype: 'INT32', shape: [1], data: [7] },

@@ -45,14 +45,17 @@ async function send(res: ServerResponse, { json, binary }: EncodedInferResponse,
     // As Triton, a body that fails to compress goes out as it is.
     const compressed = await compress(binary.length ? Buffer.concat([Buffer.from(json), ...binary]) : Buffer.from(json), encoding).catch(() => undefined);
     if (compressed) {
-      res.writeHead(200, { ...headers, 'content-encoding': encoding, 'content-length': compressed.length });
+      headers['content-encoding'] = encoding;
+      headers['content-length'] = compressed.length;
+      res.writeHead(200, headers);
       res.end(compressed);
       return;
     }
   }
   let length = jsonLength;
   for (const bytes of binary) length += bytes.length;
-  res.writeHead(200, { ...headers, 'content-length': length });
+  headers['content-length'] = length;
+  res.writeHead(200, headers);
   res.cork();
   res.write(json);
   for (const bytes of binary) res.write(bytes);

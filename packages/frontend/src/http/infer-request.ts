@@ -83,14 +83,16 @@ function readInput(name: string, input: JsonObject, binary: BinaryInputs, memory
   const shape = shapeOf(where, input.shape);
   const parameters = optionalObject(input, 'parameters', where);
   const binarySize = optionalCount(parameters, 'binary_data_size', `${where} parameters`);
-  const sources = [input.data !== undefined && "'data'", binarySize !== undefined && "'binary_data_size'", parameters?.shared_memory_region !== undefined && "'shared_memory_region'"];
-  const given = sources.filter(Boolean);
-  if (given.length !== 1) {
+  const fromData = input.data !== undefined;
+  const fromBinary = binarySize !== undefined;
+  const fromSharedMemory = parameters?.shared_memory_region !== undefined;
+  if (Number(fromData) + Number(fromBinary) + Number(fromSharedMemory) !== 1) {
+    const given = [fromData && "'data'", fromBinary && "'binary_data_size'", fromSharedMemory && "'shared_memory_region'"].filter(Boolean);
     throw invalid(
       `${where} must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But ${given.length ? `set ${given.join(' ')}` : 'no field is set'}`,
     );
   }
-  if (binarySize !== undefined) return tensorFromBytes(name, datatype, shape, binary.next(name, binarySize), 'view');
+  if (fromBinary) return tensorFromBytes(name, datatype, shape, binary.next(name, binarySize), 'view');
   return sharedMemoryInput(memory, name, datatype, shape, parameters) ?? { datatype, shape, data: jsonTensorData(where, input.data) };
 }
 
