@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { elementCount, InferenceError, type InferRequest, type InferResponse, type ModelMetadata, type TensorInput } from '@tritium/core';
-import { parameterOptions, type WireParameters } from '../request-parameters.js';
+import { parameterOptions } from '../request-parameters.js';
 import type { Handler } from './http-context.js';
-import { errorJson, invalid } from './http-errors.js';
+import { errorJson, invalid, refuseReservedParameters } from './http-errors.js';
 import { dataTypeOf } from './infer-request.js';
 import { jsonDataText, jsonTensorData } from './json-tensor-data.js';
 import { requestBody } from './request-body.js';
@@ -64,11 +64,10 @@ function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion
       read(key, value);
     }
   }
-  const reserved = Object.keys(parameters).find((key) => key.startsWith('triton_') && key !== EMPTY_FINAL);
-  if (reserved) throw invalid(`parameter '${reserved}': parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified`);
+  refuseReservedParameters(parameters, EMPTY_FINAL);
   const emptyFinal = parameters[EMPTY_FINAL] ?? false;
   if (typeof emptyFinal !== 'boolean') throw invalid(`parameter '${EMPTY_FINAL}' must be a boolean, got ${describe(emptyFinal)}`);
-  return { request: { inputs, id, modelVersion, ...parameterOptions(parameters as WireParameters) }, emptyFinal };
+  return { request: { inputs, id, modelVersion, ...parameterOptions(parameters) }, emptyFinal };
 }
 
 /** A scalar or a list as a tensor of the input's datatype, shaped as Triton shapes it. */

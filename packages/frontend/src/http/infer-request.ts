@@ -5,7 +5,7 @@ import { outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
 import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
 import { BinaryInputs } from './binary-inputs.js';
-import { invalid } from './http-errors.js';
+import { invalid, refuseReservedParameters } from './http-errors.js';
 import { jsonTensorData } from './json-tensor-data.js';
 import {
   describe,
@@ -48,8 +48,7 @@ export function parseInferRequest(
 ): HttpInferRequest {
   const json = parseJsonObject(body.toString('utf8', 0, headerLength), 'inference request');
   const parameters = optionalObject(json, 'parameters', 'the inference request');
-  const reserved = Object.keys(parameters ?? {}).find((key) => key.startsWith('triton_'));
-  if (reserved) throw invalid(`parameter '${reserved}': parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified`);
+  refuseReservedParameters(parameters);
   const binary = new BinaryInputs(body, headerLength, hasHeaderLength);
   const inputs = readInputs(json.inputs, binary, memory);
   binary.finish();
