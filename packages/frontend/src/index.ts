@@ -1,2 +1,3 @@
 export type { ListenOptions, RunningFrontend } from './listen.js';
 export { SystemSharedMemory, type SharedMemoryRef, type SharedMemoryRegionStatus } from './shared-memory/system-shared-memory.js';
+export { startHttpFrontend, type HttpFrontendOptions } from './http/http-frontend.js';
