@@ -1,0 +1,162 @@
+import type { ServerResponse } from 'node:http';
+import { elementCount, InferenceError, type InferRequest, type InferResponse, type ModelMetadata, type TensorInput } from '@tritium/core';
+import { parameterOptions } from '../request-parameters.js';
+import type { Handler } from './http-context.js';
+import { errorJson, invalid, refuseReservedParameters } from './http-errors.js';
+import { dataTypeOf } from './infer-request.js';
+import { jsonDataText, jsonTensorData } from './json-tensor-data.js';
+import { requestBody } from './request-body.js';
+import { describe, isJsonObject, parseJsonObject, type JsonObject } from './request-json.js';
+import { sendJson } from './responses.js';
+import type { Route } from './routes.js';
+
+/** Triton's request parameter that asks a stream for an empty last response marking its end. */
+const EMPTY_FINAL = 'triton_enable_empty_final_response';
+
+/**
+ * Triton's generate extension: `/generate` answers one flat JSON object, and
+ * `/generate_stream` one server-sent event per response (any number, for a decoupled
+ * model). The request's top-level keys (and those under `parameters`) that name model
+ * inputs become tensors; the others are request parameters.
+ */
+export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, bodyLimitBytes }, { model, version, action }, req, res) => {
+  const body = await requestBody(req, bodyLimitBytes);
+  const json = parseJsonObject(body.toString('utf8'), 'generate request');
+  const metadata = await server.modelMetadata(model, version);
+  const { request, emptyFinal } = generateRequest(json, metadata, version);
+  // Only this request's stream is cancelled when its client goes, however long the model takes to answer.
+  const abort = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const responses = server.inferStream(model, { ...request, signal: abort.signal });
+  if (action === 'generate') {
+    sendJson(res, 200, generateResponseJson(await onlyResponse(responses), request.id, false));
+  } else {
+    // A stream that ends without a response still names the version a request without one is served by.
+    const served = { modelName: model, modelVersion: version ?? Math.max(...metadata.versions.map(Number)) };
+    await streamEvents(res, responses, request.id, emptyFinal ? served : undefined);
+  }
+};
+
+function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion: number | undefined): { request: InferRequest; emptyFinal: boolean } {
+  const inputs: Record<string, TensorInput> = {};
+  const parameters: Record<string, string | number | boolean> = {};
+  let id: string | undefined;
+  const read = (key: string, value: unknown) => {
+    const input = metadata.inputs.find((i) => i.name === key);
+    if (input) {
+      inputs[key] = inputTensor(key, dataTypeOf(`input '${key}'`, input.datatype), input.shape, value);
+    } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      parameters[key] = value;
+    } else {
+      throw invalid(`parameter '${key}' has invalid type: it must be a string, a number or a boolean (or name an input of model '${metadata.name}'), got ${describe(value)}`);
+    }
+  };
+  for (const [key, value] of Object.entries(json)) {
+    if (key === 'id') {
+      if (typeof value !== 'string') throw invalid(`the generate request's 'id' must be a string, got ${describe(value)}`);
+      id = value;
+    } else if (key === 'parameters') {
+      if (!isJsonObject(value)) throw invalid(`the generate request's 'parameters' must be an object, got ${describe(value)}`);
+      for (const [name, parameter] of Object.entries(value)) read(name, parameter);
+    } else {
+      read(key, value);
+    }
+  }
+  refuseReservedParameters(parameters, EMPTY_FINAL);
+  const emptyFinal = parameters[EMPTY_FINAL] ?? false;
+  if (typeof emptyFinal !== 'boolean') throw invalid(`parameter '${EMPTY_FINAL}' must be a boolean, got ${describe(emptyFinal)}`);
+  return { request: { inputs, id, modelVersion, ...parameterOptions(parameters) }, emptyFinal };
+}
+
+/** A scalar or a list as a tensor of the input's datatype, shaped as Triton shapes it. */
+function inputTensor(name: string, datatype: TensorInput['datatype'], shape: readonly number[], value: unknown): TensorInput {
+  const data = jsonTensorData(`input '${name}'`, Array.isArray(value) ? value : [value]);
+  return { datatype, shape: fitShape(name, shape, data.length), data };
+}
+
+/**
+ * Fits `count` elements to the input's shape as Triton does for generate: the fixed
+ * dimensions must divide the count, the innermost variable one (-1) takes what is
+ * left, and any other variable one is 1.
+ */
+function fitShape(name: string, shape: readonly number[], count: number): number[] {
+  const fitted = [...shape];
+  let left = count;
+  for (const dim of fitted) {
+    if (dim === -1) continue;
+    if (dim === 0 ? left !== 0 : left % dim !== 0) throw unfit(name, shape, count);
+    left = dim === 0 ? 1 : left / dim;
+  }
+  for (let i = fitted.length - 1; i >= 0; i--) {
+    if (fitted[i] !== -1) continue;
+    fitted[i] = left;
+    left = 1;
+  }
+  if (left !== 1 || elementCount(fitted) !== count) throw unfit(name, shape, count);
+  return fitted;
+}
+
+function unfit(name: string, shape: readonly number[], count: number): InferenceError {
+  return invalid(`The schema can not convert input '${name}' to tensor with proper shape: ${count} elements do not fit shape [${shape.join(',')}]`);
+}
+
+/** `/generate` takes exactly one response; a stream of another length belongs to `/generate_stream`. */
+async function onlyResponse(responses: AsyncGenerator<InferResponse>): Promise<InferResponse> {
+  let only: InferResponse | undefined;
+  let count = 0;
+  // Leaving the loop at a second response cancels the rest of the stream.
+  for await (const response of responses) {
+    only = response;
+    if (++count > 1) break;
+  }
+  if (count !== 1) {
+    throw new InferenceError(
+      'INTERNAL',
+      `generate expects model to produce exactly 1 response, got ${count === 0 ? 0 : 'more than 1'}; use generate_stream for models that send any number of responses`,
+    );
+  }
+  return only!;
+}
+
+/**
+ * One `data: {...}` event per response. A refusal before the first response is an
+ * ordinary JSON error with its status; an error after the stream began is an event
+ * `data: {"error": ...}` (the 200 status is already sent), as in Triton. With
+ * `emptyFinal` (the request's triton_enable_empty_final_response) each response says
+ * it is not the last, and an empty one that says it is ends the stream.
+ */
+async function streamEvents(res: ServerResponse, responses: AsyncGenerator<InferResponse>, id: string | undefined, emptyFinal: Served | undefined): Promise<void> {
+  const first = await responses.next();
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+  let last: Served | undefined;
+  try {
+    for (let next = first; !next.done; next = await responses.next()) {
+      last = next.value;
+      res.write(`data: ${generateResponseJson(next.value, id, emptyFinal !== undefined)}\n\n`);
+    }
+    if (emptyFinal) res.write(`data: ${responseHead(last ?? emptyFinal, id)},"triton_final_response":true}\n\n`);
+  } catch (error) {
+    res.write(`data: ${errorJson(error)}\n\n`);
+  }
+  res.end();
+}
+
+/** Which model version answered. */
+type Served = Pick<InferResponse, 'modelName' | 'modelVersion'>;
+
+/** Triton's generate response: flat, each output by name, a one-element output as a bare value. */
+function generateResponseJson(response: InferResponse, id: string | undefined, notFinal: boolean): string {
+  let json = responseHead(response, id);
+  for (const [name, tensor] of Object.entries(response.outputs)) {
+    const data = jsonDataText(tensor);
+    json += `,${JSON.stringify(name)}:${tensor.data.length === 1 ? data.slice(1, -1) : data}`;
+  }
+  return `${json}${notFinal ? ',"triton_final_response":false' : ''}}`;
+}
+
+/** The response object up to its outputs: `id` only when the request had one. */
+function responseHead({ modelName, modelVersion }: Served, id: string | undefined): string {
+  return `{${id === undefined ? '' : `"id":${JSON.stringify(id)},`}"model_name":${JSON.stringify(modelName)},"model_version":"${modelVersion}"`;
+}

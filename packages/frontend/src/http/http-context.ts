@@ -1,0 +1,16 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { InferenceServer } from '@tritium/core';
+import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
+import type { Route } from './routes.js';
+
+/** What every handler of one frontend shares. */
+export interface HttpContext {
+  readonly server: InferenceServer;
+  readonly memory: SystemSharedMemory;
+  readonly bodyLimitBytes: number;
+  /** `GET /v2`, written once: it does not change while the server runs. */
+  readonly serverMetadataJson: string;
+}
+
+/** Answers one request of a route's kind; what it throws is answered as Triton's error JSON. */
+export type Handler<R extends Route = Route> = (context: HttpContext, route: R, req: IncomingMessage, res: ServerResponse) => Promise<void> | void;

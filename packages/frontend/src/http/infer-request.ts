@@ -1,0 +1,124 @@
+import type { Buffer } from 'node:buffer';
+import { DATA_TYPES, isDataType, tensorFromBytes, type DataType, type InferRequest, type TensorInput } from '@tritium/core';
+import { parameterOptions } from '../request-parameters.js';
+import { outputRequest, type OutputRequest } from '../requested-outputs.js';
+import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
+import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
+import { BinaryInputs } from './binary-inputs.js';
+import { invalid, refuseReservedParameters } from './http-errors.js';
+import { jsonTensorData } from './json-tensor-data.js';
+import {
+  describe,
+  isCount,
+  isJsonObject,
+  optionalBoolean,
+  optionalCount,
+  optionalObject,
+  optionalString,
+  parseJsonObject,
+  requiredField,
+  type JsonObject,
+} from './request-json.js';
+
+/** An inference request read off the wire, with how the client wants each output back. */
+export interface HttpInferRequest {
+  readonly request: InferRequest;
+  /** The outputs the client named, with their classification and shared-memory asks; undefined when it named none. */
+  readonly outputs: OutputRequest[] | undefined;
+  /** Outputs come back as binary data unless an output's own `binary_data` says otherwise. */
+  readonly binaryByDefault: boolean;
+  /** The outputs whose `binary_data` parameter was given, and its value. */
+  readonly binaryOutputs: ReadonlyMap<string, boolean> | undefined;
+}
+
+export function isBinaryOutput(request: HttpInferRequest, name: string): boolean {
+  return request.binaryOutputs?.get(name) ?? request.binaryByDefault;
+}
+
+/**
+ * Reads a KServe v2 inference request: the JSON (the first `headerLength` bytes of the
+ * body) and any binary inputs after it, in the order the JSON lists them.
+ */
+export function parseInferRequest(
+  body: Buffer,
+  headerLength: number,
+  hasHeaderLength: boolean,
+  modelVersion: number | undefined,
+  memory: SystemSharedMemory,
+): HttpInferRequest {
+  const json = parseJsonObject(body.toString('utf8', 0, headerLength), 'inference request');
+  const parameters = optionalObject(json, 'parameters', 'the inference request');
+  refuseReservedParameters(parameters);
+  const binary = new BinaryInputs(body, headerLength, hasHeaderLength);
+  const inputs = readInputs(json.inputs, binary, memory);
+  binary.finish();
+  const { outputs, binaryOutputs } = readOutputs(json.outputs);
+  const request: InferRequest = {
+    inputs,
+    outputs: outputs?.map((output) => output.name),
+    id: optionalString(json, 'id', 'the inference request'),
+    modelVersion,
+    ...parameterOptions(parameters),
+  };
+  return { request, outputs, binaryOutputs, binaryByDefault: optionalBoolean(parameters, 'binary_data_output', 'the request parameters') ?? false };
+}
+
+function readInputs(value: unknown, binary: BinaryInputs, memory: SystemSharedMemory): Record<string, TensorInput> {
+  if (!Array.isArray(value)) throw invalid(`the inference request needs an 'inputs' array, got ${describe(value)}`);
+  const inputs: Record<string, TensorInput> = {};
+  value.forEach((input: unknown, index) => {
+    if (!isJsonObject(input)) throw invalid(`input ${index} must be an object, got ${describe(input)}`);
+    const name = requiredField(optionalString(input, 'name', `input ${index}`), 'name', `input ${index}`);
+    if (Object.hasOwn(inputs, name)) throw invalid(`input '${name}' is given more than once`);
+    inputs[name] = readInput(name, input, binary, memory);
+  });
+  return inputs;
+}
+
+/** One input, from exactly one of: JSON `data`, binary data after the JSON, or a shared-memory region. */
+function readInput(name: string, input: JsonObject, binary: BinaryInputs, memory: SystemSharedMemory): TensorInput {
+  const where = `input '${name}'`;
+  const datatype = dataTypeOf(where, requiredField(optionalString(input, 'datatype', where), 'datatype', where));
+  const shape = shapeOf(where, input.shape);
+  const parameters = optionalObject(input, 'parameters', where);
+  const binarySize = optionalCount(parameters, 'binary_data_size', `${where} parameters`);
+  const fromData = input.data !== undefined;
+  const fromBinary = binarySize !== undefined;
+  const fromSharedMemory = parameters?.shared_memory_region !== undefined;
+  if (Number(fromData) + Number(fromBinary) + Number(fromSharedMemory) !== 1) {
+    const given = [fromData && "'data'", fromBinary && "'binary_data_size'", fromSharedMemory && "'shared_memory_region'"].filter(Boolean);
+    throw invalid(
+      `${where} must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But ${given.length ? `set ${given.join(' ')}` : 'no field is set'}`,
+    );
+  }
+  if (fromBinary) return tensorFromBytes(name, datatype, shape, binary.next(name, binarySize), 'view');
+  return sharedMemoryInput(memory, name, datatype, shape, parameters) ?? { datatype, shape, data: jsonTensorData(where, input.data) };
+}
+
+function readOutputs(value: unknown): { outputs: OutputRequest[] | undefined; binaryOutputs: Map<string, boolean> | undefined } {
+  if (value === undefined) return { outputs: undefined, binaryOutputs: undefined };
+  if (!Array.isArray(value)) throw invalid(`'outputs' must be an array, got ${describe(value)}`);
+  const binaryOutputs = new Map<string, boolean>();
+  const outputs = value.map((output: unknown, index) => {
+    if (!isJsonObject(output)) throw invalid(`output ${index} must be an object, got ${describe(output)}`);
+    const name = requiredField(optionalString(output, 'name', `output ${index}`), 'name', `output ${index}`);
+    const parameters = optionalObject(output, 'parameters', `output '${name}'`);
+    const asBinary = optionalBoolean(parameters, 'binary_data', `output '${name}' parameters`);
+    if (asBinary !== undefined) binaryOutputs.set(name, asBinary);
+    if (asBinary && parameters?.shared_memory_region !== undefined) {
+      throw invalid(`output '${name}' can't set both 'shared_memory_region' and 'binary_data'`);
+    }
+    return outputRequest(name, parameters);
+  });
+  return { outputs, binaryOutputs: binaryOutputs.size ? binaryOutputs : undefined };
+}
+
+export function dataTypeOf(where: string, datatype: string): DataType {
+  if (isDataType(datatype)) return datatype;
+  throw invalid(`${where}: unknown datatype '${datatype}', expected one of ${DATA_TYPES.join(', ')}`);
+}
+
+function shapeOf(where: string, shape: unknown): number[] {
+  if (Array.isArray(shape) && shape.every(isCount)) return shape;
+  throw invalid(`${where}: 'shape' must be an array of non-negative integers, got ${shape === undefined ? 'nothing' : JSON.stringify(shape)}`);
+}

@@ -1,0 +1,69 @@
+import { invalid } from './http-errors.js';
+
+/** A JSON object as parsed: fields not yet checked. */
+export type JsonObject = Record<string, unknown>;
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Parses a request's JSON, which must be an object; `what` names it in errors. */
+export function parseJsonObject(text: string, what: string): JsonObject {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw invalid(`failed to parse the ${what} JSON: ${(error as Error).message}`);
+  }
+  if (!isJsonObject(value)) throw invalid(`the ${what} JSON must be an object, got ${describe(value)}`);
+  return value;
+}
+
+/*
+ * Typed reads of one field, each failing with a message that names the field and what
+ * it holds. `where` says whose field it is, e.g. "input 'INPUT0'".
+ */
+
+export function optionalBoolean(object: JsonObject | undefined, field: string, where: string): boolean | undefined {
+  const value = object?.[field];
+  if (value === undefined || typeof value === 'boolean') return value;
+  throw wrongType(where, field, 'a boolean', value);
+}
+
+export function optionalString(object: JsonObject | undefined, field: string, where: string): string | undefined {
+  const value = object?.[field];
+  if (value === undefined || typeof value === 'string') return value;
+  throw wrongType(where, field, 'a string', value);
+}
+
+export function optionalObject(object: JsonObject | undefined, field: string, where: string): JsonObject | undefined {
+  const value = object?.[field];
+  if (value === undefined || isJsonObject(value)) return value;
+  throw wrongType(where, field, 'an object', value);
+}
+
+export function optionalCount(object: JsonObject | undefined, field: string, where: string): number | undefined {
+  const value = object?.[field];
+  if (value === undefined || isCount(value)) return value;
+  throw wrongType(where, field, 'a non-negative integer', value);
+}
+
+export function requiredField<T>(value: T | undefined, field: string, where: string): T {
+  if (value === undefined) throw invalid(`${where} has no '${field}' field`);
+  return value;
+}
+
+export function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function wrongType(where: string, field: string, expected: string, value: unknown) {
+  return invalid(`${where}: '${field}' must be ${expected}, got ${describe(value)}`);
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return typeof value === 'string' ? `the string ${JSON.stringify(value)}` : `${typeof value} ${String(value)}`;
+}

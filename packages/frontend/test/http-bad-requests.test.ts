@@ -1,0 +1,142 @@
+import { Buffer } from 'node:buffer';
+import { Agent, request } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { binaryRequest, httpRequest, rawExchange } from './helpers/http-client.js';
+import { startHttpFixture, type HttpFixture } from './helpers/http-fixture.js';
+import { addModel, simpleModel } from './helpers/http-models.js';
+
+const LIMIT = 4096;
+let fx: HttpFixture;
+let agent: Agent;
+beforeAll(async () => {
+  fx = await startHttpFixture({ simple: simpleModel, add: addModel }, { frontend: { bodyLimitBytes: LIMIT } });
+  agent = new Agent({ keepAlive: true, maxSockets: 1 });
+});
+afterAll(async () => {
+  agent.destroy();
+  await fx.stop();
+});
+
+const good = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }] });
+
+/** Sends a request on the shared keep-alive connection, then a good one on the same connection, which must succeed. */
+async function refused(body: string | Uint8Array, headers: Record<string, string> = {}, path = '/v2/models/simple/infer') {
+  const res = await httpRequest(fx.url, { path, headers, body, agent });
+  const after = await httpRequest(fx.url, { path: '/v2/models/simple/infer', body: good, agent });
+  expect(after.status).toBe(200);
+  return { status: res.status, error: (JSON.parse(res.body.toString()) as { error: string }).error };
+}
+
+describe('HTTP frontend: bad requests get a clear error and the connection keeps serving', () => {
+  it('refuses JSON that does not parse or is not an inference request', async () => {
+    const cases: Array<[string, string]> = [
+      ['{"inputs": [', 'failed to parse the inference request JSON'],
+      ['', 'failed to parse the inference request JSON'],
+      ['[1, 2]', 'the inference request JSON must be an object, got an array'],
+      ['{}', "the inference request needs an 'inputs' array, got undefined"],
+      ['{"inputs": [7]}', 'input 0 must be an object, got number 7'],
+      ['{"inputs": [{"datatype": "FP32", "shape": [4], "data": [1,2,3,4]}]}', "input 0 has no 'name' field"],
+      ['{"inputs": [{"name": "INPUT0", "shape": [4], "data": [1,2,3,4]}]}', "input 'INPUT0' has no 'datatype' field"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP33", "shape": [4], "data": [1,2,3,4]}]}', "input 'INPUT0': unknown datatype 'FP33'"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [-4], "data": [1,2,3,4]}]}', "input 'INPUT0': 'shape' must be an array of non-negative integers, got [-4]"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4]}]}', "input 'INPUT0' must set only one of the following fields"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": 5}]}', "input 'INPUT0': 'data' must be an array, got number 5"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3]}]}', "input 'INPUT0': expected 4 elements for shape [4], got 3"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,"2",3,4]}]}', 'element 1 is "2", expected a number for FP32'],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "INT64", "shape": [1], "data": [9007199254740993]}]}', 'expected a bigint or safe integer'],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}, {"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}]}', "input 'INPUT0' is given more than once"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}], "outputs": {"name": "OUTPUT0"}}', "'outputs' must be an array, got an object"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}], "outputs": [{"name": "NOPE"}]}', 'NOPE'],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}], "outputs": [{"name": "OUTPUT0", "parameters": {"classification": 0}}]}', "parameter 'classification' must be a positive integer"],
+      ['{"id": 7, "inputs": []}', "the inference request: 'id' must be a string, got number 7"],
+    ];
+    for (const [body, message] of cases) {
+      const { status, error } = await refused(body);
+      expect(status, body).toBe(400);
+      expect(error, body).toContain(message);
+    }
+  });
+
+  it('refuses a bad Inference-Header-Content-Length and binary sizes that do not add up', async () => {
+    const header = (binary_data_size: number) => ({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], parameters: { binary_data_size } }] });
+    const data = new Uint8Array(16);
+    const short = binaryRequest(header(16), [data.subarray(0, 12)]);
+    const long = binaryRequest(header(16), [data, new Uint8Array(4)]);
+    const wrongSize = binaryRequest(header(12), [data.subarray(0, 12)]);
+    const cases: Array<[Uint8Array, Record<string, string>, string]> = [
+      [short.body, { 'inference-header-content-length': 'ten' }, "Unable to parse Inference-Header-Content-Length, got: 'ten'"],
+      [short.body, { 'inference-header-content-length': '-5' }, "Unable to parse Inference-Header-Content-Length, got: '-5'"],
+      [short.body, { 'inference-header-content-length': '100000' }, `Inference-Header-Content-Length 100000 is more than the ${short.body.length} bytes of the request body`],
+      [short.body, short.headers as Record<string, string>, "unexpected size for input 'INPUT0': its binary_data_size is 16 bytes but only 12 remain"],
+      [long.body, long.headers as Record<string, string>, 'unexpected additional input data: 4 bytes of the request body follow'],
+      [wrongSize.body, wrongSize.headers as Record<string, string>, "tensor 'INPUT0' holds 12 bytes, but FP32 of shape [4] needs 16"],
+      [Buffer.from(JSON.stringify(header(16))), {}, "input 'INPUT0' has 'binary_data_size' but the request has no Inference-Header-Content-Length header"],
+    ];
+    for (const [body, headers, message] of cases) {
+      const { status, error } = await refused(body, headers);
+      expect(status, message).toBe(400);
+      expect(error).toContain(message);
+    }
+  });
+
+  it('refuses a body over bodyLimitBytes, declared or not, and one that decompresses past it, closing only the oversized one', async () => {
+    const big = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }], pad: 'x'.repeat(LIMIT) });
+    const declared = await httpRequest(fx.url, { path: '/v2/models/simple/infer', body: big });
+    expect(declared.status).toBe(400);
+    expect(declared.headers.connection).toBe('close');
+    expect(JSON.parse(declared.body.toString()).error).toBe(`the request body (${Buffer.byteLength(big)} bytes) exceeds the maximum of ${LIMIT} bytes (the frontend's bodyLimitBytes)`);
+
+    // Chunked: no Content-Length, so the limit is found while reading.
+    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${fx.url}/v2/models/simple/infer`, { method: 'POST', agent: false }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.write(big.slice(0, 3000));
+      req.end(big.slice(3000));
+    });
+    expect(chunked.status).toBe(400);
+    expect(JSON.parse(chunked.body).error).toBe(`the request body (more than ${LIMIT} bytes) exceeds the maximum of ${LIMIT} bytes (the frontend's bodyLimitBytes)`);
+
+    const bomb = gzipSync(big);
+    expect(bomb.length).toBeLessThan(LIMIT);
+    const { status, error } = await refused(bomb, { 'content-encoding': 'gzip' });
+    expect(status).toBe(400);
+    expect(error).toBe(`the gzip request body decompresses to more than ${LIMIT} bytes, the frontend's bodyLimitBytes`);
+
+    const corrupt = await refused(Buffer.from('not gzip at all'), { 'content-encoding': 'gzip' });
+    expect(corrupt.status).toBe(400);
+    expect(corrupt.error).toContain('unable to decompress the gzip request body');
+    expect((await httpRequest(fx.url, { path: '/v2/models/simple/infer', body: good })).status).toBe(200);
+  });
+
+  it('answers a body cut short of its Content-Length, and bytes past it, with 400 and a reason, and closes that connection', async () => {
+    const head = (length: number) => `POST /v2/models/simple/infer HTTP/1.1\r\nHost: test\r\nContent-Length: ${length}\r\n\r\n`;
+    const truncated = await rawExchange(fx.url, head(good.length + 10) + good, { halfClose: true });
+    expect(truncated).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(truncated).toContain('connection: close');
+    expect(truncated).toContain('{"error":"the connection ended before the request did: its body is shorter than its Content-Length"}');
+
+    const overlong = await rawExchange(fx.url, `${head(good.length)}${good}GARBAGE\r\n\r\n`);
+    expect(overlong).toContain('HTTP/1.1 400 Bad Request');
+    expect(overlong).toContain('malformed HTTP request (Parse Error: Invalid method encountered)');
+    expect((await httpRequest(fx.url, { path: '/v2/models/simple/infer', body: good })).status).toBe(200);
+  });
+
+  it('refuses a model or version that does not exist, and a request the model cannot take', async () => {
+    const missing = await refused(good, {}, '/v2/models/ghost/infer');
+    expect(missing.status).toBe(404);
+    expect(missing.error).toContain('ghost');
+    const version = await refused(good, {}, '/v2/models/simple/versions/9/infer');
+    expect(version.status).toBe(404);
+    const wrongType = await refused(JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [4], data: [1, 2, 3, 4] }] }));
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.error).toContain('INT32');
+    const failing = await refused(JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }], parameters: { fail: 'on purpose' } }));
+    expect(failing.status).toBe(500);
+    expect(failing.error).toContain('asked to fail: on purpose');
+  });
+});

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpFixture, type HttpFixture } from './helpers/http-fixture.js';
+import { failingStreamBackend, failingStreamModel, repeatModel, simpleModel, STREAM_FAILURE, textModel } from './helpers/http-models.js';
+
+let fx: HttpFixture;
+beforeAll(async () => {
+  fx = await startHttpFixture({ text: textModel, repeat: repeatModel, failing: failingStreamModel, simple: simpleModel }, { backends: [failingStreamBackend()] });
+});
+afterAll(() => fx.stop());
+
+const post = (path: string, body: unknown) => fetch(`${fx.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+/** The JSON of each `data:` event of a server-sent event stream. */
+async function events(res: Response): Promise<unknown[]> {
+  const text = await res.text();
+  expect(text.endsWith('\n\n')).toBe(true);
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((event) => {
+      expect(event.startsWith('data: ')).toBe(true);
+      return JSON.parse(event.slice('data: '.length));
+    });
+}
+
+describe('HTTP generate extension', () => {
+  it('maps top-level keys to inputs (a scalar to one element, a list as it is) and answers one flat object', async () => {
+    const res = await post('/v2/models/text/generate', { id: 'g1', text_input: 'hello' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.json()).toEqual({ id: 'g1', model_name: 'text', model_version: '1', text_output: 'hello' });
+    // The batch dimension (-1) takes what the fixed dimensions leave.
+    expect(fx.probe.batches.at(-1)![0]!.inputs.text_input!.shape).toEqual([1, 1]);
+    const batch = await post('/v2/models/text/generate', { text_input: ['a', 'b'] });
+    expect(await batch.json()).toEqual({ model_name: 'text', model_version: '1', text_output: ['a', 'b'] });
+    expect(fx.probe.batches.at(-1)![0]!.inputs.text_input!.shape).toEqual([2, 1]);
+    const list = await post('/v2/models/simple/generate', { INPUT0: [1.5, 2.5, 3, 4] });
+    expect(await list.json()).toEqual({ model_name: 'simple', model_version: '1', OUTPUT0: [1.5, 2.5, 3, 4] });
+  });
+
+  it('takes inputs and request parameters from `parameters` too, passing the others to the model', async () => {
+    const res = await post('/v2/models/text/versions/1/generate', { parameters: { text_input: 'from parameters', temperature: 0.5, stream: false }, top_k: 3 });
+    expect(await res.json()).toEqual({ model_name: 'text', model_version: '1', text_output: 'from parameters' });
+    expect(fx.probe.batches.at(-1)![0]!.parameters).toEqual({ temperature: 0.5, stream: false, top_k: 3 });
+  });
+
+  it('refuses what does not map: a shape the values cannot fill, an object parameter, a reserved key', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ text_input: ['a', 'b', 'c', 'd', 'e'] }, "model 'text': input 'text_input' has batch size 5, the model accepts 1 to 4"],
+      [{ text_input: 'a', options: { deep: true } }, "parameter 'options' has invalid type"],
+      [{ text_input: 'a', triton_secret: 1 }, "parameter keys starting with 'triton_' are reserved"],
+      [{ text_input: 7 }, "input 'text_input': BYTES element 0 must be a string or Uint8Array, got number"],
+      [{ id: 5, text_input: 'a' }, "'id' must be a string"],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post('/v2/models/text/generate', body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toContain(message);
+    }
+    const unfit = await post('/v2/models/simple/generate', { INPUT0: [1, 2, 3] });
+    expect(unfit.status).toBe(400);
+    expect(await unfit.json()).toEqual({ error: "The schema can not convert input 'INPUT0' to tensor with proper shape: 3 elements do not fit shape [4]" });
+    expect((await post('/v2/models/nope/generate', { text_input: 'a' })).status).toBe(404);
+  });
+
+  it('answers /generate on a decoupled model that sends exactly one response, and refuses it otherwise', async () => {
+    const one = await post('/v2/models/repeat/generate', { IN: 7, count: 1 });
+    expect(await one.json()).toEqual({ model_name: 'repeat', model_version: '1', OUT: 7 });
+    for (const count of [0, 3]) {
+      const res = await post('/v2/models/repeat/generate', { IN: 7, count });
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as { error: string }).error).toContain('generate expects model to produce exactly 1 response');
+    }
+  });
+
+  it('streams each response of a decoupled model as a server-sent event', async () => {
+    const res = await post('/v2/models/repeat/generate_stream', { IN: 3, count: 3 });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(await events(res)).toEqual(Array(3).fill({ model_name: 'repeat', model_version: '1', OUT: 3 }));
+  });
+
+  it('streams the one response of a model that is not decoupled', async () => {
+    const res = await post('/v2/models/simple/generate_stream', { INPUT0: [1, 2, 3, 4] });
+    expect(await events(res)).toEqual([{ model_name: 'simple', model_version: '1', OUTPUT0: [1, 2, 3, 4] }]);
+  });
+
+  it('marks each response not final and ends with an empty final one when triton_enable_empty_final_response is set', async () => {
+    const res = await post('/v2/models/repeat/generate_stream', { id: 's1', IN: 1, count: 2, parameters: { triton_enable_empty_final_response: true } });
+    expect(await events(res)).toEqual([
+      { id: 's1', model_name: 'repeat', model_version: '1', OUT: 1, triton_final_response: false },
+      { id: 's1', model_name: 'repeat', model_version: '1', OUT: 1, triton_final_response: false },
+      { id: 's1', model_name: 'repeat', model_version: '1', triton_final_response: true },
+    ]);
+    const none = await post('/v2/models/repeat/generate_stream', { IN: 1, count: 0, triton_enable_empty_final_response: true });
+    expect(await events(none)).toEqual([{ model_name: 'repeat', model_version: '1', triton_final_response: true }]);
+    const empty = await post('/v2/models/repeat/generate_stream', { IN: 1, count: 0 });
+    expect(await empty.text()).toBe('');
+  });
+
+  it('sends an error that comes after the first response as an error event, and a refusal as a JSON error', async () => {
+    const res = await post('/v2/models/failing/generate_stream', { IN: 5 });
+    expect(res.status).toBe(200);
+    const received = await events(res);
+    expect(received.slice(0, 2)).toEqual(Array(2).fill({ model_name: 'failing', model_version: '1', OUT: 5 }));
+    expect(received[2]).toEqual({ error: expect.stringContaining(STREAM_FAILURE) });
+    expect(received).toHaveLength(3);
+
+    const refused = await post('/v2/models/repeat/generate_stream', { IN: 'x' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toBe('application/json');
+    expect(((await refused.json()) as { error: string }).error).toContain("input 'IN'");
+  });
+
+  it('cancels a stream whose client disconnects', async () => {
+    type Stats = { model_stats: Array<{ inference_stats: { fail: { count: number } } }> };
+    const failures = async () => ((await (await fetch(`${fx.url}/v2/models/repeat/stats`)).json()) as Stats).model_stats[0]!.inference_stats.fail.count;
+    const before = await failures();
+    const controller = new AbortController();
+    const res = await fetch(`${fx.url}/v2/models/repeat/generate_stream`, {
+      method: 'POST',
+      body: JSON.stringify({ IN: 1, count: 1000, interval_ms: 10 }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    // Uncancelled, the stream would go on for 10 s; cancelled, it ends at once as a failure.
+    await expect.poll(failures, { timeout: 5000 }).toBe(before + 1);
+  });
+});

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpFixture, type HttpFixture } from './helpers/http-fixture.js';
+import { addModel, simpleModel } from './helpers/http-models.js';
+
+let fx: HttpFixture;
+// What shm_open makes: a file in /dev/shm, named by the key without its leading '/'.
+const key = `/tritium-http-test-${randomUUID()}`;
+const file = `/dev/shm${key}`;
+
+beforeAll(async () => {
+  fx = await startHttpFixture({ simple: simpleModel, add: addModel });
+  writeFileSync(file, Buffer.alloc(64));
+});
+afterAll(async () => {
+  await fx.stop();
+  rmSync(file, { force: true });
+});
+
+const post = (path: string, body?: unknown) =>
+  fetch(`${fx.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+const errorOf = async (res: Response) => ((await res.json()) as { error: string }).error;
+
+describe('HTTP system shared-memory extension', () => {
+  it('registers a region, reports it, reads inputs from it and writes outputs into it, and unregisters it', async () => {
+    // Region 'io' is bytes 8..56 of the file: INPUT0 at region offset 0, OUTPUT0 written at 16.
+    expect((await post('/v2/systemsharedmemory/region/io/register', { key, offset: 8, byte_size: 48 })).status).toBe(200);
+    const all = await fetch(`${fx.url}/v2/systemsharedmemory/status`);
+    expect(await all.json()).toEqual([{ name: 'io', key, offset: 8, byte_size: 48 }]);
+    expect(await (await fetch(`${fx.url}/v2/systemsharedmemory/region/io/status`)).json()).toEqual([{ name: 'io', key, offset: 8, byte_size: 48 }]);
+
+    const file64 = readFileSync(file);
+    Buffer.from(new Float32Array([1, 2, 3, 4]).buffer).copy(file64, 8);
+    writeFileSync(file, file64);
+    const res = await post('/v2/models/add/infer', {
+      inputs: [
+        { name: 'INPUT0', datatype: 'FP32', shape: [4], parameters: { shared_memory_region: 'io', shared_memory_byte_size: 16 } },
+        { name: 'INPUT1', datatype: 'FP32', shape: [4], data: [10, 10, 10, 10] },
+      ],
+      outputs: [{ name: 'OUTPUT0', parameters: { shared_memory_region: 'io', shared_memory_offset: 16, shared_memory_byte_size: 32 } }],
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      model_name: 'add',
+      model_version: '1',
+      outputs: [
+        {
+          name: 'OUTPUT0',
+          datatype: 'FP32',
+          shape: [4],
+          parameters: { shared_memory_region: 'io', shared_memory_offset: 16, shared_memory_byte_size: 16 },
+        },
+      ],
+    });
+    const written = readFileSync(file).subarray(8 + 16, 8 + 32);
+    expect(Array.from(new Float32Array(written.buffer.slice(written.byteOffset, written.byteOffset + 16)))).toEqual([11, 12, 13, 14]);
+
+    expect((await post('/v2/systemsharedmemory/region/io/unregister')).status).toBe(200);
+    expect(await (await fetch(`${fx.url}/v2/systemsharedmemory/status`)).json()).toEqual([]);
+  });
+
+  it('unregisters every region at once', async () => {
+    await post('/v2/systemsharedmemory/region/a/register', { key, byte_size: 8 });
+    await post('/v2/systemsharedmemory/region/b/register', { key, offset: 8, byte_size: 8 });
+    expect(((await (await fetch(`${fx.url}/v2/systemsharedmemory/status`)).json()) as unknown[]).length).toBe(2);
+    expect((await post('/v2/systemsharedmemory/unregister')).status).toBe(200);
+    expect(await (await fetch(`${fx.url}/v2/systemsharedmemory/status`)).json()).toEqual([]);
+  });
+
+  it('refuses bad registrations and bad references, saying why', async () => {
+    const cases: Array<[string, unknown, number, string]> = [
+      ['/v2/systemsharedmemory/register', { key, byte_size: 8 }, 400, "'region name' is necessary to register system shared memory region"],
+      ['/v2/systemsharedmemory/region/r/register', undefined, 400, "the shared memory register request has no 'key' field"],
+      ['/v2/systemsharedmemory/region/r/register', { key }, 400, "the shared memory register request has no 'byte_size' field"],
+      ['/v2/systemsharedmemory/region/r/register', { key, byte_size: -1 }, 400, "'byte_size' must be a non-negative integer, got number -1"],
+      ['/v2/systemsharedmemory/region/r/register', { key: '/no-such-tritium-region', byte_size: 8 }, 400, "unable to open shared memory region 'r'"],
+      ['/v2/systemsharedmemory/region/r/register', { key, byte_size: 1000 }, 400, 'exceeds the 64 bytes'],
+    ];
+    for (const [path, body, status, message] of cases) {
+      const res = await post(path, body);
+      expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(status);
+      expect(await errorOf(res)).toContain(message);
+    }
+    await post('/v2/systemsharedmemory/region/twice/register', { key, byte_size: 8 });
+    const twice = await post('/v2/systemsharedmemory/region/twice/register', { key, byte_size: 8 });
+    expect(twice.status).toBe(400);
+    expect(await errorOf(twice)).toBe("shared memory region 'twice' is already registered");
+
+    const unknown = await fetch(`${fx.url}/v2/systemsharedmemory/region/ghost/status`);
+    expect(unknown.status).toBe(404);
+    const input = (parameters: Record<string, unknown>, data?: unknown) => ({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], parameters, data }] });
+    const refs: Array<[unknown, string]> = [
+      [input({ shared_memory_region: 'ghost', shared_memory_byte_size: 16 }), "unable to find system shared memory region: 'ghost'"],
+      [input({ shared_memory_region: 'twice' }), "'shared_memory_byte_size' is required with 'shared_memory_region'"],
+      [input({ shared_memory_region: 'twice', shared_memory_byte_size: 16 }), 'is outside its 8 bytes'],
+      [input({ shared_memory_region: 'twice', shared_memory_byte_size: 8 }, [1, 2, 3, 4]), "set 'data' 'shared_memory_region'"],
+    ];
+    for (const [body, message] of refs) {
+      const res = await post('/v2/models/simple/infer', body);
+      expect(res.status, JSON.stringify(body)).not.toBe(200);
+      expect(await errorOf(res)).toContain(message);
+    }
+    const both = await post('/v2/models/simple/infer', {
+      inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }],
+      outputs: [{ name: 'OUTPUT0', parameters: { shared_memory_region: 'twice', shared_memory_byte_size: 8, binary_data: true } }],
+    });
+    expect(await errorOf(both)).toBe("output 'OUTPUT0' can't set both 'shared_memory_region' and 'binary_data'");
+    const small = await post('/v2/models/simple/infer', {
+      inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }],
+      outputs: [{ name: 'OUTPUT0', parameters: { shared_memory_region: 'twice', shared_memory_byte_size: 8 } }],
+    });
+    expect(await errorOf(small)).toBe("shared memory region 'twice': the output needs 16 bytes, only 8 were given");
+    await post('/v2/systemsharedmemory/unregister');
+  });
+});
+
+describe('HTTP CUDA shared-memory extension, on a server without GPU memory', () => {
+  it('reports no regions, refuses to register one saying why, and unregisters nothing', async () => {
+    expect(await (await fetch(`${fx.url}/v2/cudasharedmemory/status`)).json()).toEqual([]);
+    const named = await fetch(`${fx.url}/v2/cudasharedmemory/region/g/status`);
+    expect(named.status).toBe(404);
+    expect(await errorOf(named)).toBe("Unable to find cuda shared memory region: 'g'");
+    const register = await post('/v2/cudasharedmemory/region/g/register', { raw_handle: { b64: 'AAAA' }, device_id: 0, byte_size: 8 });
+    expect(register.status).toBe(400);
+    expect(await errorOf(register)).toBe("failed to register CUDA shared memory region: 'g', GPUs not supported");
+    expect((await post('/v2/cudasharedmemory/unregister')).status).toBe(200);
+    expect((await post('/v2/cudasharedmemory/region/g/unregister')).status).toBe(200);
+  });
+});
