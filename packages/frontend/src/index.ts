@@ -1,2 +1,3 @@
 export type { ListenOptions, RunningFrontend } from './listen.js';
 export { SystemSharedMemory, type SharedMemoryRef, type SharedMemoryRegionStatus } from './shared-memory/system-shared-memory.js';
+export { startGrpcFrontend, type GrpcFrontendOptions } from './grpc/grpc-frontend.js';
