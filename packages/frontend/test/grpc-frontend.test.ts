@@ -6,10 +6,10 @@ import { modelConfigToJson } from '@tritium/core';
 import { startGrpcFrontend } from '@tritium/frontend';
 import { testConfig } from '../../core/test/helpers/repository.js';
 import { GrpcClient, expectStatus, raw, useGrpcFixture, type Message } from './helpers/grpc-fixture.js';
+import { SIMPLE } from './helpers/grpc-models.js';
 import { useShmFile } from './helpers/grpc-shm.js';
 
 const fx = useGrpcFixture();
-const SIMPLE = { config: testConfig({}) };
 const fp32Input = (values: number[]) => ({
   model_name: 'simple',
   inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [values.length] }],
