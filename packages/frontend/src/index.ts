@@ -1,3 +1,4 @@
 export type { ListenOptions, RunningFrontend } from './listen.js';
 export { SystemSharedMemory, type SharedMemoryRef, type SharedMemoryRegionStatus } from './shared-memory/system-shared-memory.js';
 export { startHttpFrontend, type HttpFrontendOptions } from './http/http-frontend.js';
+export { startGrpcFrontend, type GrpcFrontendOptions } from './grpc/grpc-frontend.js';
