@@ -71,6 +71,12 @@ export interface InferResponse {
   readonly modelName: string;
   readonly modelVersion: number;
   readonly outputs: Record<string, Tensor>;
+  /**
+   * inferStream() only: whether the model sent this response as its last (Triton's FINAL
+   * flag given with a response). A stream the model ends without a response (the flag
+   * alone) has no response marked final.
+   */
+  readonly final?: boolean;
 }
 
 export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';

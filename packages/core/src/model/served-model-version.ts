@@ -193,12 +193,12 @@ function timingFirstResponse(sink: ResponseSink, statistics: ModelStatisticsReco
   const arrival = performance.now();
   let first = true;
   return {
-    response(outputs) {
+    response(outputs, final) {
       if (first) {
         first = false;
         statistics.recordFirstResponse(arrival, performance.now());
       }
-      sink.response(outputs);
+      sink.response(outputs, final);
     },
     end: () => sink.end(),
     error: (error) => sink.error(error),

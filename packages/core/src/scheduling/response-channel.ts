@@ -5,7 +5,8 @@ import type { ModelOutputs } from './model-outputs.js';
 
 /** Where a request's responses go: a promise for `infer()`, an async queue for `inferStream()`. */
 export interface ResponseSink {
-  response(outputs: Record<string, Tensor>): void;
+  /** `final`: the model sent this response as its last; end() follows at once. */
+  response(outputs: Record<string, Tensor>, final: boolean): void;
   end(): void;
   error(error: InferenceError): void;
 }
@@ -54,7 +55,7 @@ export class ResponseChannel implements ResponseSender {
       }
       selected[name] = tensor;
     }
-    this.sink.response(selected);
+    this.sink.response(selected, options?.final === true);
     if (options?.final) this.close();
     return true;
   }

@@ -30,7 +30,7 @@ export class ResponseOrder {
 }
 
 class OrderedSink implements ResponseSink {
-  private held: Record<string, Tensor>[] = [];
+  private held: [outputs: Record<string, Tensor>, final: boolean][] = [];
   private ended = false;
   private failed = false;
 
@@ -39,9 +39,9 @@ class OrderedSink implements ResponseSink {
     private readonly order: ResponseOrder,
   ) {}
 
-  response(outputs: Record<string, Tensor>): void {
-    if (this.order.isFirst(this)) this.sink.response(outputs);
-    else this.held.push(outputs);
+  response(outputs: Record<string, Tensor>, final: boolean): void {
+    if (this.order.isFirst(this)) this.sink.response(outputs, final);
+    else this.held.push([outputs, final]);
   }
 
   end(): void {
@@ -59,7 +59,7 @@ class OrderedSink implements ResponseSink {
   /** Now first in line: passes on what it holds; true when it has finished (and leaves the line). */
   release(): boolean {
     if (this.failed) return true;
-    for (const outputs of this.held) this.sink.response(outputs);
+    for (const [outputs, final] of this.held) this.sink.response(outputs, final);
     this.held = [];
     if (this.ended) this.sink.end();
     return this.ended;

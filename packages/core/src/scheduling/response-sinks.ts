@@ -43,9 +43,9 @@ export class StreamSink implements ResponseSink, AsyncIterable<InferResponse> {
 
   constructor(private readonly origin: ResponseOrigin) {}
 
-  response(outputs: Record<string, Tensor>): void {
+  response(outputs: Record<string, Tensor>, final: boolean): void {
     const { id, modelName, modelVersion } = this.origin;
-    this.buffered.push({ id, modelName, modelVersion, outputs });
+    this.buffered.push({ id, modelName, modelVersion, outputs, final });
     this.notify();
   }
 

@@ -14,7 +14,8 @@ import {
  * An in-test backend. The model's `behavior` parameter picks what it computes:
  * - identity: OUTPUTi = INPUTi (by position)
  * - add: OUTPUT0 = INPUT0 + INPUT1 (FP32 or INT32)
- * - repeat (decoupled): sends INPUT0 back `count` times (request parameter), then final
+ * - repeat (decoupled): sends INPUT0 back `count` times (request parameter), then the final flag alone
+ *   (or, with request parameter `final_with_last`, the flag with the last response)
  * - accumulate: OUTPUT0 = INPUT0 + STATE_IN and STATE_OUT = the same (an implicit-state sequence model, FP32)
  * Request parameters: `delay_ms` waits before answering; `hang` never answers; `fail` makes that request fail.
  * Model parameter `delay_ms` delays every execution. The model file (`model.test`)
@@ -167,7 +168,7 @@ async function repeat(request: BackendRequest): Promise<void> {
   for (let i = 0; i < count; i++) {
     await sleep(Number(request.parameters.interval_ms ?? 1));
     if (request.isCancelled) return;
-    request.response.send({ OUT: input });
+    request.response.send({ OUT: input }, { final: i === count - 1 && request.parameters.final_with_last === true });
   }
   request.response.close();
 }

@@ -351,6 +351,17 @@ parameters { key: "behavior" value { string_value: "repeat" } }`;
     expect(values).toEqual([7, 7, 7]);
   });
 
+  it('marks the response a model sent with the final flag, and only that one', async () => {
+    const { server } = await serve({ rep: { config: decoupled } });
+    const flags = async (parameters: InferRequest['parameters']) => {
+      const seen: (boolean | undefined)[] = [];
+      for await (const response of server.inferStream('rep', { inputs: { IN: int32 }, parameters })) seen.push(response.final);
+      return seen;
+    };
+    expect(await flags({ count: 2, final_with_last: true })).toEqual([false, true]);
+    expect(await flags({ count: 2 })).toEqual([false, false]);
+  });
+
   it('yields nothing when a decoupled model sends only the final flag', async () => {
     const { server } = await serve({ rep: { config: decoupled } });
     const responses = [];
@@ -380,6 +391,7 @@ parameters { key: "behavior" value { string_value: "repeat" } }`;
     const responses = [];
     for await (const response of server.inferStream('m', { inputs: { INPUT0: fp32([4]) } })) responses.push(response);
     expect(responses).toHaveLength(1);
+    expect(responses[0]!.final).toBe(true);
   });
 
   it('cancels the request when the caller stops reading', async () => {

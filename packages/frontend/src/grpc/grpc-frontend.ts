@@ -1,0 +1,84 @@
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { InferenceError, type InferenceServer } from '@tritium/core';
+import type { ListenOptions, RunningFrontend } from '../listen.js';
+import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
+import { DecoupledModels } from './decoupled-models.js';
+import { healthService } from './health-service.js';
+import { inferenceService } from './inference-service.js';
+import { loadServiceDefinitions } from './proto-definitions.js';
+
+export interface GrpcFrontendOptions extends ListenOptions {
+  /** The largest message received or sent, in bytes. Default 2^31-1, Triton's (INT32_MAX). */
+  readonly maxMessageBytes?: number;
+  /**
+   * How long close() waits for calls in flight (an open ModelStreamInfer stream among
+   * them) before cutting them off. Default 30 000 ms, as Triton's --exit-timeout-secs.
+   */
+  readonly closeTimeoutMs?: number;
+}
+
+const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
+
+/**
+ * Serves `server` over Triton's gRPC protocol (inference.GRPCInferenceService and
+ * grpc.health.v1.Health), by default on 0.0.0.0:8001.
+ */
+export async function startGrpcFrontend(server: InferenceServer, options: GrpcFrontendOptions = {}): Promise<RunningFrontend> {
+  const host = options.host ?? '0.0.0.0';
+  const requestedPort = options.port ?? 8001;
+  const maxMessageBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+  const closeTimeoutMs = options.closeTimeoutMs ?? 30_000;
+  checkInteger('port', requestedPort, 0, 65_535);
+  checkInteger('maxMessageBytes', maxMessageBytes, 1, MAX_MESSAGE_BYTES);
+  checkInteger('closeTimeoutMs', closeTimeoutMs, 0, 2 ** 31 - 1);
+
+  const definitions = loadServiceDefinitions();
+  const grpcServer = new Server({ 'grpc.max_receive_message_length': maxMessageBytes, 'grpc.max_send_message_length': maxMessageBytes });
+  const shared = attachSharedMemory(server);
+  const decoupled = new DecoupledModels(server);
+  const release = () => {
+    decoupled.close();
+    shared.release();
+  };
+  grpcServer.addService(definitions.inference, inferenceService({ server, memory: shared.memory, decoupled }));
+  grpcServer.addService(definitions.health, healthService(server));
+
+  let port: number;
+  try {
+    port = await bind(grpcServer, host, requestedPort);
+  } catch (error) {
+    release();
+    throw new InferenceError('UNAVAILABLE', `the gRPC frontend cannot listen on ${host}:${requestedPort}: ${(error as Error).message}`);
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    host,
+    port,
+    close: () => (closing ??= shutdown(grpcServer, closeTimeoutMs).finally(release)),
+  };
+}
+
+function bind(grpcServer: Server, host: string, port: number): Promise<number> {
+  // An IPv6 address takes brackets before its port.
+  const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Promise((resolve, reject) => {
+    grpcServer.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+  });
+}
+
+/** Stops taking calls and lets those in flight finish, cutting off whatever is left after `timeoutMs`. */
+function shutdown(grpcServer: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const cutOff = setTimeout(() => grpcServer.forceShutdown(), timeoutMs);
+    grpcServer.tryShutdown(() => {
+      clearTimeout(cutOff);
+      resolve();
+    });
+  });
+}
+
+function checkInteger(option: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InferenceError('INVALID_ARG', `gRPC frontend option \`${option}\` must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+}

@@ -1,0 +1,92 @@
+import { InferenceError, isDataType, tensorFromBytes, type InferRequest, type TensorInput } from '@tritium/core';
+import { parameterOptions } from '../request-parameters.js';
+import { outputRequest, type OutputRequest } from '../requested-outputs.js';
+import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
+import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
+import { modelVersion } from './model-version.js';
+import { tensorFromContents, type TensorContents } from './tensor-contents.js';
+import { parameterValues, type WireParameter } from './wire-parameters.js';
+
+type WireParameterMap = Readonly<Record<string, WireParameter>>;
+
+/** ModelInferRequest as the loader decodes it (absent scalars are undefined; `contents` only when sent). */
+export interface InferRequestMessage {
+  readonly model_name?: string;
+  readonly model_version?: string;
+  readonly id?: string;
+  readonly parameters: WireParameterMap;
+  readonly inputs: readonly {
+    readonly name?: string;
+    readonly datatype?: string;
+    readonly shape: readonly string[];
+    readonly parameters: WireParameterMap;
+    readonly contents?: TensorContents;
+  }[];
+  readonly outputs: readonly { readonly name?: string; readonly parameters: WireParameterMap }[];
+  readonly raw_input_contents: readonly Uint8Array[];
+}
+
+/** A ModelInferRequest as the server takes it. */
+export interface DecodedInferRequest {
+  readonly model: string;
+  readonly request: InferRequest;
+  /** What the client asked of its outputs (classification, shared memory), for deliverOutputs; undefined for all outputs as they are. */
+  readonly outputs: OutputRequest[] | undefined;
+  /** Triton's `triton_enable_empty_final_response`: a decoupled stream's end is reported by a response of its own. */
+  readonly emptyFinalResponse: boolean;
+}
+
+export function decodeInferRequest(message: InferRequestMessage, memory: SystemSharedMemory): DecodedInferRequest {
+  const parameters = parameterValues(message.parameters, 'request');
+  const emptyFinal = parameters?.triton_enable_empty_final_response;
+  if (emptyFinal !== undefined && typeof emptyFinal !== 'boolean') {
+    throw new InferenceError('INVALID_ARG', "request parameter 'triton_enable_empty_final_response' must be a bool_param");
+  }
+  const outputs = message.outputs.length > 0 ? message.outputs.map((o) => outputRequest(o.name ?? '', parameterValues(o.parameters, `output '${o.name}'`))) : undefined;
+  return {
+    model: message.model_name ?? '',
+    request: {
+      inputs: decodeInputs(message, memory),
+      outputs: outputs?.map((output) => output.name),
+      modelVersion: modelVersion(message.model_version),
+      id: message.id,
+      ...parameterOptions(parameters),
+    },
+    outputs,
+    emptyFinalResponse: emptyFinal === true,
+  };
+}
+
+/**
+ * Each input's data, from the first source it names: a shared-memory region, typed
+ * `contents`, or the next entry of `raw_input_contents` (kept as a view of the received
+ * message). Raw entries must match the inputs that read them one for one, as in Triton.
+ */
+function decodeInputs(message: InferRequestMessage, memory: SystemSharedMemory): Record<string, TensorInput> {
+  const raw = message.raw_input_contents;
+  const inputs: Record<string, TensorInput> = Object.create(null);
+  let nextRaw = 0;
+  for (const input of message.inputs) {
+    const name = input.name ?? '';
+    if (name in inputs) throw new InferenceError('INVALID_ARG', `input '${name}' appears more than once in the request`);
+    const datatype = input.datatype ?? '';
+    if (!isDataType(datatype)) throw new InferenceError('INVALID_ARG', `input '${name}': unknown datatype '${datatype}'`);
+    const shape = input.shape.map(Number);
+    const shared = sharedMemoryInput(memory, name, datatype, shape, parameterValues(input.parameters, `input '${name}'`));
+    if (shared) {
+      if (input.contents) throw new InferenceError('INVALID_ARG', `input '${name}': 'contents' cannot be given with shared memory`);
+      inputs[name] = shared;
+    } else if (input.contents) {
+      if (raw.length > 0) throw new InferenceError('INVALID_ARG', `input '${name}': 'contents' cannot be given when the request uses raw_input_contents`);
+      inputs[name] = tensorFromContents(name, datatype, shape, input.contents);
+    } else {
+      const bytes = raw[nextRaw++];
+      if (!bytes) throw new InferenceError('INVALID_ARG', `input '${name}': no data (no contents, no shared memory, and no raw_input_contents entry left for it)`);
+      inputs[name] = tensorFromBytes(name, datatype, shape, bytes, 'view');
+    }
+  }
+  if (nextRaw < raw.length) {
+    throw new InferenceError('INVALID_ARG', `raw_input_contents holds ${raw.length} entries, but only ${nextRaw} of the request's inputs read raw data`);
+  }
+  return inputs;
+}

@@ -1,0 +1,103 @@
+import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import { InferenceError, modelConfigToJson } from '@tritium/core';
+import type { InferRequestMessage } from './infer-request.js';
+import { modelInfer } from './model-infer.js';
+import { modelVersion } from './model-version.js';
+import { checkUnloadParameters, loadOptions } from './repository-parameters.js';
+import type { ServingContext } from './serving-context.js';
+import { serveInferStream, type StreamResponseMessage } from './stream-infer.js';
+import { unary } from './unary-call.js';
+import type { WireParameter } from './wire-parameters.js';
+
+/** Triton's extensions that the frontend adds to the server's own (its requests' parameters, classification, shared memory). */
+const FRONTEND_EXTENSIONS = ['classification', 'sequence', 'system_shared_memory', 'parameters'];
+
+interface ModelRequest {
+  readonly name?: string;
+  readonly version?: string;
+}
+
+interface RepositoryRequest {
+  readonly repository_name?: string;
+  readonly model_name?: string;
+  readonly ready?: boolean;
+  readonly parameters: Readonly<Record<string, WireParameter>>;
+}
+
+interface RegisterRequest {
+  readonly name?: string;
+  readonly key?: string;
+  readonly offset?: string;
+  readonly byte_size?: string;
+}
+
+/** Every rpc of Triton's GRPCInferenceService. */
+export function inferenceService(context: ServingContext): UntypedServiceImplementation {
+  const { server, memory } = context;
+  return {
+    ServerLive: unary(() => ({ live: server.isLive() })),
+    ServerReady: unary(() => ({ ready: server.isReady() })),
+    ModelReady: unary<ModelRequest, unknown>(async ({ request }) => ({ ready: await server.isModelReady(request.name ?? '', modelVersion(request.version)) })),
+    ServerMetadata: unary(() => {
+      const metadata = server.metadata();
+      return { ...metadata, extensions: [...metadata.extensions, ...FRONTEND_EXTENSIONS] };
+    }),
+    ModelMetadata: unary<ModelRequest, unknown>(({ request }) => server.modelMetadata(request.name ?? '', modelVersion(request.version))),
+    ModelConfig: unary<ModelRequest, unknown>(async ({ request }) => ({
+      config: modelConfigToJson(await server.modelConfig(request.name ?? '', modelVersion(request.version))),
+    })),
+    ModelStatistics: unary<ModelRequest, unknown>(({ request }) => server.statistics(request.name || undefined, modelVersion(request.version))),
+    ModelInfer: unary<InferRequestMessage, unknown>((call) => modelInfer(context, call)),
+    ModelStreamInfer: (call: ServerDuplexStream<InferRequestMessage, StreamResponseMessage>) => serveInferStream(context, call),
+
+    RepositoryIndex: unary<RepositoryRequest, unknown>(async ({ request }) => {
+      checkRepositoryName(request);
+      const models = (await server.repositoryIndex()).filter((entry) => !request.ready || entry.state === 'READY');
+      return { models: models.map(({ name, version, state, reason }) => ({ name, version: version === undefined ? '' : String(version), state, reason })) };
+    }),
+    RepositoryModelLoad: unary<RepositoryRequest, unknown>(async ({ request }) => {
+      checkRepositoryName(request);
+      await server.loadModel(request.model_name ?? '', loadOptions(request.parameters));
+      return {};
+    }),
+    RepositoryModelUnload: unary<RepositoryRequest, unknown>(async ({ request }) => {
+      checkRepositoryName(request);
+      checkUnloadParameters(request.parameters);
+      await server.unloadModel(request.model_name ?? '');
+      return {};
+    }),
+
+    SystemSharedMemoryStatus: unary<{ name?: string }, unknown>(({ request }) => ({
+      regions: Object.fromEntries(memory.status(request.name || undefined).map(({ name, key, offset, byteSize }) => [name, { name, key, offset, byte_size: byteSize }])),
+    })),
+    SystemSharedMemoryRegister: unary<RegisterRequest, unknown>(({ request }) => {
+      memory.register(request.name ?? '', request.key ?? '', Number(request.offset ?? 0), Number(request.byte_size ?? 0));
+      return {};
+    }),
+    SystemSharedMemoryUnregister: unary<{ name?: string }, unknown>(({ request }) => {
+      memory.unregister(request.name || undefined);
+      return {};
+    }),
+
+    // As a Triton built without GPU support answers: no CUDA regions, and none can be registered.
+    CudaSharedMemoryStatus: unary<{ name?: string }, unknown>(({ request }) => {
+      if (request.name) throw new InferenceError('NOT_FOUND', `unable to find cuda shared memory region: '${request.name}'`);
+      return { regions: {} };
+    }),
+    CudaSharedMemoryRegister: unary<{ name?: string }, unknown>(({ request }) => {
+      throw new InferenceError('INVALID_ARG', `failed to register CUDA shared memory region: '${request.name ?? ''}', GPUs not supported`);
+    }),
+    CudaSharedMemoryUnregister: unary(() => ({})),
+    // As a Triton built without tracing or dynamic logging answers.
+    TraceSetting: unary(() => {
+      throw new InferenceError('UNAVAILABLE', 'the server does not support trace');
+    }),
+    LogSettings: unary(() => {
+      throw new InferenceError('UNAVAILABLE', 'the server does not support dynamic logging');
+    }),
+  };
+}
+
+function checkRepositoryName(request: RepositoryRequest): void {
+  if (request.repository_name) throw new InferenceError('UNSUPPORTED', "'repository_name' specification is not supported");
+}

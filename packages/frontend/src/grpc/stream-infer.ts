@@ -1,0 +1,141 @@
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { InferenceError, type RunningInference } from '@tritium/core';
+import { deliverOutputs } from '../requested-outputs.js';
+import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
+import { encodeInferResponse, type InferResponseMessage } from './infer-response.js';
+import { inferOnce } from './model-infer.js';
+import type { ServingContext } from './serving-context.js';
+import { inferParameter } from './wire-parameters.js';
+
+/** ModelStreamInferResponse: a response, or the error of one request (the stream itself goes on). */
+export interface StreamResponseMessage {
+  readonly error_message?: string;
+  readonly infer_response: InferResponseMessage;
+}
+
+/**
+ * How a request on the stream is answered: a model that answers once gives one message,
+ * written in the order the requests came (as Triton does); a decoupled model's responses
+ * are written as they come, by `streamed`.
+ */
+type Answer = { readonly message: Promise<StreamResponseMessage> } | { readonly streamed: Promise<void> };
+
+const FINAL = { triton_final_response: inferParameter(true) };
+const NOT_FINAL = { triton_final_response: inferParameter(false) };
+
+/**
+ * The ModelStreamInfer RPC: many requests on one stream, each answered by zero or more
+ * responses marked with Triton's `triton_final_response`. A request that fails is
+ * answered by an error message and the stream stays open; the stream ends once the
+ * client has stopped sending and every request is answered. Cancelling the stream
+ * cancels every request still in flight.
+ */
+export function serveInferStream(context: ServingContext, call: ServerDuplexStream<InferRequestMessage, StreamResponseMessage>): void {
+  new InferStream(context, call);
+}
+
+class InferStream {
+  /** The writes of once-answering requests, chained in request order. */
+  private inOrder: Promise<void> = Promise.resolve();
+  private open = 0;
+  private reading = true;
+  private ended = false;
+  /** Once-answering requests in flight, to cancel with the stream. */
+  private readonly running = new Set<RunningInference>();
+  /** Cancels decoupled requests with the stream (made when the first one comes). */
+  private abort: AbortController | undefined;
+
+  constructor(
+    private readonly context: ServingContext,
+    private readonly call: ServerDuplexStream<InferRequestMessage, StreamResponseMessage>,
+  ) {
+    call.on('data', (message: InferRequestMessage) => this.take(message));
+    call.on('end', () => {
+      this.reading = false;
+      this.finishIfDone();
+    });
+    call.on('cancelled', () => this.cancel());
+    call.on('error', () => this.cancel());
+  }
+
+  private take(message: InferRequestMessage): void {
+    this.open++;
+    const answer = this.answer(message);
+    const previous = this.inOrder;
+    // A decoupled request takes no turn: later answers wait only until it is known to be one.
+    const turn = answer.then(async (a) => {
+      const reply = 'message' in a ? await a.message : undefined;
+      await previous;
+      if (reply) this.write(reply);
+    });
+    this.inOrder = turn;
+    void answer
+      .then((a) => ('streamed' in a ? a.streamed : turn))
+      .finally(() => {
+        this.open--;
+        this.finishIfDone();
+      });
+  }
+
+  private async answer(message: InferRequestMessage): Promise<Answer> {
+    let decoded: DecodedInferRequest;
+    try {
+      decoded = decodeInferRequest(message, this.context.memory);
+      if (await this.context.decoupled.isDecoupled(decoded.model)) return { streamed: this.stream(message, decoded) };
+    } catch (error) {
+      return { message: Promise.resolve(failure(message, error)) };
+    }
+    const reply = inferOnce(this.context, decoded, (running) => this.track(running), FINAL);
+    return { message: reply.then((infer_response) => ({ infer_response }), (error: unknown) => failure(message, error)) };
+  }
+
+  private track(running: RunningInference): void {
+    if (this.ended) return running.cancel();
+    this.running.add(running);
+    void running.response.finally(() => this.running.delete(running)).catch(() => {});
+  }
+
+  /** A decoupled request: each response as it comes, then Triton's empty final response if the client asked for one. */
+  private async stream(message: InferRequestMessage, decoded: DecodedInferRequest): Promise<void> {
+    const { server, memory } = this.context;
+    const signal = (this.abort ??= new AbortController()).signal;
+    let final = false;
+    try {
+      for await (const response of server.inferStream(decoded.model, { ...decoded.request, signal })) {
+        final = response.final === true;
+        const outputs = await deliverOutputs(server, response, decoded.outputs, memory);
+        this.write({ infer_response: encodeInferResponse(response, outputs, final ? FINAL : NOT_FINAL) });
+      }
+      if (decoded.emptyFinalResponse && !final) this.write({ infer_response: { ...origin(message), parameters: FINAL } });
+    } catch (error) {
+      this.write(failure(message, error));
+    }
+  }
+
+  private write(message: StreamResponseMessage): void {
+    if (!this.ended) this.call.write(message);
+  }
+
+  private finishIfDone(): void {
+    if (this.reading || this.open > 0 || this.ended) return;
+    this.ended = true;
+    this.call.end();
+  }
+
+  private cancel(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const running of this.running) running.cancel();
+    this.abort?.abort();
+  }
+}
+
+/** What a response names of its request, from the request itself (for answers that no response carries). */
+function origin(message: InferRequestMessage) {
+  return { id: message.id ?? '', model_name: message.model_name ?? '', model_version: message.model_version ?? '' };
+}
+
+/** A request's error, inside the stream: Triton's error_message, with the request's id so the client can tell which failed. */
+function failure(message: InferRequestMessage, error: unknown): StreamResponseMessage {
+  return { error_message: InferenceError.from(error).message, infer_response: { ...origin(message), parameters: FINAL } };
+}

@@ -1,0 +1,160 @@
+import { status, type ClientDuplexStream, type StatusObject } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { raw, useGrpcFixture, type Message } from './helpers/grpc-fixture.js';
+import { ACCUMULATE, REPEAT, SIMPLE } from './helpers/grpc-models.js';
+
+const fx = useGrpcFixture();
+
+const repeat = (id: string, parameters: object) => ({
+  model_name: 'repeat',
+  id,
+  inputs: [{ name: 'IN', datatype: 'INT32', shape: [1] }],
+  raw_input_contents: [raw(Int32Array.from([7]))],
+  parameters,
+});
+const simple = (id: string, value: number, parameters: object = {}) => ({
+  model_name: 'simple',
+  id,
+  inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4] }],
+  raw_input_contents: [raw(Float32Array.from([value, value, value, value]))],
+  parameters,
+});
+
+/** Reads a stream's messages one at a time, and its final status. */
+function reader(stream: ClientDuplexStream<Message, Message>) {
+  const messages = stream[Symbol.asyncIterator]();
+  const final = new Promise<StatusObject>((resolve) => stream.on('status', resolve));
+  return {
+    async take(count: number): Promise<Message[]> {
+      const taken = [];
+      for (let i = 0; i < count; i++) {
+        const next = await messages.next();
+        if (next.done) throw new Error(`the stream ended after ${taken.length} of ${count} messages`);
+        taken.push(next.value);
+      }
+      return taken;
+    },
+    /** Half-closes the stream and checks that nothing more comes before it ends with `code`. */
+    async end(code = status.OK): Promise<void> {
+      stream.end();
+      expect((await messages.next()).done).toBe(true);
+      expect((await final).code).toBe(code);
+    },
+  };
+}
+
+const final = (message: Message) => message.infer_response.parameters.triton_final_response?.bool_param;
+
+describe('ModelStreamInfer', () => {
+  it('answers many requests on one stream, ordinary models in request order, each marked final', async () => {
+    const client = await fx.start({ simple: SIMPLE });
+    const stream = client.stream();
+    const read = reader(stream);
+    stream.write(simple('slow', 1, { delay_ms: { int64_param: 200 } }));
+    stream.write(simple('fast', 2));
+    stream.write(simple('third', 3));
+    const answers = await read.take(3);
+    expect(answers.map((a) => [a.error_message, a.infer_response.id, final(a)])).toEqual([
+      ['', 'slow', true],
+      ['', 'fast', true],
+      ['', 'third', true],
+    ]);
+    expect(answers[1].infer_response).toMatchObject({ model_name: 'simple', model_version: '1' });
+    expect(Array.from(new Float32Array(Uint8Array.from(answers[2].infer_response.raw_output_contents[0]).buffer))).toEqual([3, 3, 3, 3]);
+    await read.end();
+  });
+
+  it("streams a decoupled model's responses, with Triton's empty final response only when asked for", async () => {
+    const client = await fx.start({ repeat: REPEAT });
+    const stream = client.stream();
+    const read = reader(stream);
+    stream.write(repeat('plain', { count: { int64_param: 3 } }));
+    const plain = await read.take(3);
+    expect(plain.map((m) => [m.infer_response.id, final(m), m.infer_response.outputs.length])).toEqual([
+      ['plain', false, 1],
+      ['plain', false, 1],
+      ['plain', false, 1],
+    ]);
+    stream.write(repeat('empty-final', { count: { int64_param: 2 }, triton_enable_empty_final_response: { bool_param: true } }));
+    const withEnd = await read.take(3);
+    expect(withEnd.map((m) => [final(m), m.infer_response.outputs.length])).toEqual([
+      [false, 1],
+      [false, 1],
+      [true, 0],
+    ]);
+    expect(withEnd[2].infer_response).toMatchObject({ id: 'empty-final', model_name: 'repeat', raw_output_contents: [] });
+    stream.write(repeat('nothing', { count: { int64_param: 0 }, triton_enable_empty_final_response: { bool_param: true } }));
+    expect((await read.take(1)).map((m) => [m.infer_response.id, final(m), m.infer_response.outputs.length])).toEqual([['nothing', true, 0]]);
+    await read.end();
+  });
+
+  it('marks the response a decoupled model sends with the final flag, and adds no empty one then', async () => {
+    const client = await fx.start({ repeat: REPEAT });
+    const stream = client.stream();
+    const read = reader(stream);
+    stream.write(repeat('r', { count: { int64_param: 2 }, final_with_last: { bool_param: true }, triton_enable_empty_final_response: { bool_param: true } }));
+    expect((await read.take(2)).map(final)).toEqual([false, true]);
+    await read.end();
+  });
+
+  it("does not hold a decoupled model's responses behind an ordinary model's slower answer", async () => {
+    const client = await fx.start({ simple: SIMPLE, repeat: REPEAT });
+    const stream = client.stream();
+    const read = reader(stream);
+    stream.write(simple('slow', 1, { delay_ms: { int64_param: 300 } }));
+    stream.write(repeat('quick', { count: { int64_param: 1 } }));
+    expect((await read.take(2)).map((m) => m.infer_response.id)).toEqual(['quick', 'slow']);
+    await read.end();
+  });
+
+  it('answers a failing request inside the stream, and the stream stays open for the next', async () => {
+    const client = await fx.start({ simple: SIMPLE, repeat: REPEAT });
+    const stream = client.stream();
+    const read = reader(stream);
+    stream.write({ ...simple('unknown', 1), model_name: 'nope' });
+    stream.write({ ...simple('bad-type', 1), inputs: [{ name: 'INPUT0', datatype: 'FP8', shape: [4] }] });
+    stream.write(simple('fails', 1, { fail: { string_param: 'on purpose' } }));
+    stream.write(repeat('bad-flag', { triton_enable_empty_final_response: { int64_param: 1 } }));
+    stream.write(simple('good', 5));
+    const answers = await read.take(5);
+    expect(answers.map((a) => [a.infer_response.id, a.error_message])).toEqual([
+      ['unknown', expect.stringMatching(/'nope'/)],
+      ['bad-type', expect.stringMatching(/unknown datatype 'FP8'/)],
+      ['fails', expect.stringMatching(/asked to fail: on purpose/)],
+      ['bad-flag', expect.stringMatching(/'triton_enable_empty_final_response' must be a bool_param/)],
+      ['good', ''],
+    ]);
+    expect(answers[0].infer_response).toMatchObject({ model_name: 'nope', outputs: [] });
+    stream.write(repeat('after', { count: { int64_param: 1 } }));
+    expect((await read.take(1))[0].error_message).toBe('');
+    await read.end();
+  });
+
+  it('keeps a sequence over the stream', async () => {
+    const client = await fx.start({ acc: ACCUMULATE });
+    const stream = client.stream();
+    const read = reader(stream);
+    const step = (value: number, parameters: object) =>
+      stream.write({ model_name: 'acc', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 1] }], raw_input_contents: [raw(Float32Array.from([value]))], parameters });
+    step(1, { sequence_id: { int64_param: 9 }, sequence_start: { bool_param: true } });
+    step(2, { sequence_id: { int64_param: 9 } });
+    step(3, { sequence_id: { int64_param: 9 }, sequence_end: { bool_param: true } });
+    const sums = (await read.take(3)).map((m) => new Float32Array(Uint8Array.from(m.infer_response.raw_output_contents[0]).buffer)[0]);
+    expect(sums).toEqual([1, 3, 6]);
+    await read.end();
+  });
+
+  it('cancels the requests in flight when the client cancels the stream', async () => {
+    const client = await fx.start({ simple: SIMPLE, repeat: REPEAT });
+    const stream = client.stream();
+    const read = reader(stream);
+    stream.on('error', () => {});
+    stream.write(repeat('long', { count: { int64_param: 1000 }, interval_ms: { int64_param: 20 } }));
+    stream.write(simple('slow', 1, { delay_ms: { int64_param: 1_000 } }));
+    await read.take(1);
+    stream.cancel();
+    const failures = (model: string) => fx.server!.statistics(model).model_stats[0]!.inference_stats.fail.count;
+    // Uncancelled, the decoupled request would run for 20 s and the ordinary one succeed after 1 s.
+    await expect.poll(() => [failures('repeat'), failures('simple')]).toEqual([1, 1]);
+  });
+});
