@@ -1,0 +1,56 @@
+import { pathToFileURL } from 'node:url';
+import { VERSION, type Logger } from '@tritium/core';
+import { parseCommandLine, USAGE_EXIT_CODE, UsageError, type ServeOptions } from './arguments.js';
+import { commandLogger, logDestination } from './logger.js';
+import { serve } from './serve.js';
+import { shutDown, stopSignal } from './shutdown.js';
+import { usage } from './usage.js';
+
+/** The `tritium` command: resolves with its exit status. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let command: ReturnType<typeof parseCommandLine>;
+  try {
+    command = parseCommandLine(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`tritium: ${error.message}\nRun 'tritium --help' for the flags.\n`);
+    return USAGE_EXIT_CODE;
+  }
+  if (command.kind === 'help') process.stdout.write(usage());
+  if (command.kind === 'version') process.stdout.write(`tritium ${VERSION}\n`);
+  return command.kind === 'serve' ? run(command.options) : 0;
+}
+
+/** Serves until the first SIGTERM or SIGINT, then shuts down gracefully. */
+async function run(options: ServeOptions): Promise<number> {
+  let logger: Logger;
+  try {
+    logger = commandLogger(options.log, logDestination(options.log.file));
+  } catch (error) {
+    process.stderr.write(`tritium: cannot open --log-file: ${(error as Error).message}\n`);
+    return 1;
+  }
+  for (const { flag, why } of options.ignored) logger.warn(`${flag} is ignored by tritium: ${why}`);
+  // Listening from the start: a signal during startup stops the server as soon as it is up.
+  const stop = stopSignal(logger);
+  let service: Awaited<ReturnType<typeof serve>>;
+  try {
+    service = await serve(options, logger);
+  } catch (error) {
+    logger.error(`failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  await stop;
+  return (await shutDown(service, options.server.exitTimeoutMs, logger)) ? 0 : 1;
+}
+
+// Run as a program (node --import tsx src/cli/main.ts), not when imported (bin/tritium.mjs calls main()).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

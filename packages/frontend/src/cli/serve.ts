@@ -1,0 +1,63 @@
+import { InferenceServer, type Logger, type ModelIndexEntry } from '@tritium/core';
+import { startGrpcFrontend } from '../grpc/grpc-frontend.js';
+import { startHttpFrontend } from '../http/http-frontend.js';
+import type { RunningFrontend } from '../listen.js';
+import { startMetricsFrontend } from '../metrics/metrics-frontend.js';
+import type { ServeOptions } from './arguments.js';
+import { modelTable } from './model-table.js';
+import { installedBackends } from './optional-backends.js';
+import { SERVICE_CLOSE_TIMEOUT_MS } from './shutdown.js';
+
+export interface NamedFrontend {
+  /** Triton's name for the service, as its log lines say it. */
+  readonly name: string;
+  readonly frontend: RunningFrontend;
+}
+
+/** A started server and the services in front of it. */
+export interface RunningService {
+  readonly server: InferenceServer;
+  readonly frontends: readonly NamedFrontend[];
+}
+
+/**
+ * Starts the server with the backends that are installed, logs its models as Triton's
+ * table, then starts each service allowed (Triton's order: gRPC, HTTP, metrics), logging
+ * `Started <service> at <host>:<port>`. If one fails to start, the others and the server
+ * are stopped and the error says which.
+ */
+export async function serve(options: ServeOptions, logger: Logger): Promise<RunningService> {
+  const backends = await installedBackends(logger);
+  const server = await InferenceServer.start({ ...options.server, backends, logger });
+  logger.info(`\n${modelTable(await server.repositoryIndex())}`);
+  server.on('modelStateChanged', (entry) => logStateChange(entry, logger));
+  const frontends: NamedFrontend[] = [];
+  const start = async (name: string, starting: () => Promise<RunningFrontend>) => {
+    try {
+      const frontend = await starting();
+      frontends.push({ name, frontend });
+      logger.info(`Started ${name} at ${frontend.host}:${frontend.port}`);
+    } catch (error) {
+      throw new Error(`failed to start ${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  };
+  try {
+    if (options.grpc) await start('GRPCInferenceService', () => startGrpcFrontend(server, { ...options.grpc, closeTimeoutMs: SERVICE_CLOSE_TIMEOUT_MS }));
+    if (options.http) await start('HTTPService', () => startHttpFrontend(server, options.http!));
+    if (options.metrics) await start('Metrics Service', () => startMetricsFrontend(server, options.metrics));
+  } catch (error) {
+    await Promise.allSettled(frontends.map(({ frontend }) => frontend.close()));
+    await server.stop();
+    throw error;
+  }
+  return { server, frontends };
+}
+
+/** After startup (poll and explicit modes, and shutdown), each model change as Triton logs it. */
+function logStateChange(entry: ModelIndexEntry, logger: Logger): void {
+  const model = `'${entry.name}'${entry.version === undefined ? '' : ` version ${entry.version}`}`;
+  if (entry.state === 'READY') logger.info(`successfully loaded ${model}`);
+  else if (entry.state === 'UNAVAILABLE' && entry.reason === 'unloaded') logger.info(`successfully unloaded ${model}`);
+  else if (entry.state === 'UNAVAILABLE') logger.error(`failed to load ${model}: ${entry.reason}`);
+  else logger.verbose(`${entry.state.toLowerCase()} ${model}`);
+}
