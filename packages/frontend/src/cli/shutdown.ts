@@ -53,14 +53,13 @@ async function succeeded(step: Promise<void>, what: string, logger: Logger): Pro
  * Resolves at the first SIGTERM or SIGINT, logged as Triton does. A second one exits at
  * once with status 1, for an operator who will not wait for the drain.
  */
-export function stopSignal(logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): Promise<NodeJS.Signals> {
+export function stopSignal(logger: Logger): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     let received = false;
     const handle = (signal: NodeJS.Signals) => {
       if (received) {
         logger.error(`Signal (${constants.signals[signal]}) received again: exiting now, without waiting for in-flight requests`);
-        exit(1);
-        return;
+        process.exit(1);
       }
       received = true;
       logger.info(`Signal (${constants.signals[signal]}) received.`);
