@@ -22,6 +22,15 @@ describe('examples', () => {
     expect(stdout).toMatch(/'mlp v1'\s*│\s*1280\s*│\s*20\s*│/);
   });
 
+  it('network-server answers Triton clients over HTTP (JSON and binary), gRPC and the metrics port', async () => {
+    const { stdout } = await run('examples/network-server/main.ts');
+    expect(stdout).toContain('ready: 200');
+    expect(stdout).toContain('HTTP JSON:   OUTPUT0 = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16');
+    expect(stdout).toContain('HTTP binary: OUTPUT1 = -1 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14');
+    expect(stdout).toContain('gRPC:        OUTPUT0 = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16');
+    expect(stdout).toContain('metrics:     nv_inference_request_success{model="add_sub",version="1"} 3');
+  });
+
   it('custom-backend serves a model with a backend written in TypeScript', async () => {
     const { stdout } = await run('examples/custom-backend/main.ts');
     expect(stdout).toContain('softmax v1 -> shape [2,4]: 0.002 0.016 0.117 0.865 0.000 0.000 0.000 1.000');
