@@ -91,7 +91,7 @@ export interface ModelIndexEntry {
 }
 
 export interface ServerEvents {
-  /** A model version changed state. */
+  /** A model version changed state, or a reload replaced a serving version (READY again; what it serves may differ). */
   modelStateChanged: (entry: ModelIndexEntry) => void;
   /** Poll mode: the repository could not be read (once per outage); loaded models keep serving. */
   repositoryError: (error: InferenceError) => void;

@@ -1,4 +1,5 @@
-import { InferenceError, type InferRequest } from '@tritium/core';
+import type { InferRequest } from '@tritium/core';
+import { asCount, describe, invalid } from './wire-values.js';
 
 /** A request's parameters as either protocol carries them (JSON values, or InferParameter's oneof). */
 export type WireParameters = Readonly<Record<string, unknown>>;
@@ -6,35 +7,50 @@ export type WireParameters = Readonly<Record<string, unknown>>;
 /** The request fields KServe v2 parameters carry, and the model's own parameters. */
 export type ParameterOptions = Pick<InferRequest, 'priority' | 'timeoutMicroseconds' | 'sequence' | 'parameters'>;
 
+/**
+ * Triton's request parameter asking a decoupled model's stream to report its end with an
+ * empty response marked final; the one `triton_` key a client may send. Each protocol
+ * reads it itself.
+ */
+export const EMPTY_FINAL_RESPONSE = 'triton_enable_empty_final_response';
+
 /** Parameters Triton reads itself, so a model never sees them. */
-const RESERVED = new Set(['sequence_id', 'sequence_start', 'sequence_end', 'priority', 'timeout', 'binary_data_output', 'triton_enable_empty_final_response']);
+const READ_BY_TRITON = new Set(['sequence_id', 'sequence_start', 'sequence_end', 'priority', 'timeout', EMPTY_FINAL_RESPONSE]);
 
 /**
  * Reads Triton's request parameters (the sequence extension's `sequence_id`,
  * `sequence_start`, `sequence_end`; `priority`; `timeout` in microseconds) into the
- * request's options, and passes every other scalar through to the model.
+ * request's options, and passes every other scalar through to the model, except the
+ * `protocolOwn` ones the protocol reads itself (HTTP's `binary_data_output`). Keys
+ * starting with `triton_` are Triton's: any but EMPTY_FINAL_RESPONSE is refused.
  */
-export function parameterOptions(parameters: WireParameters | undefined): ParameterOptions {
+export function parameterOptions(parameters: WireParameters | undefined, protocolOwn: readonly string[] = []): ParameterOptions {
   if (parameters === undefined) return {};
   const options: { -readonly [K in keyof ParameterOptions]: ParameterOptions[K] } = {};
   const passed: Record<string, string | number | boolean> = {};
   for (const [name, value] of Object.entries(parameters)) {
-    if (RESERVED.has(name)) continue;
+    if (READ_BY_TRITON.has(name) || protocolOwn.includes(name)) continue;
+    if (name.startsWith('triton_')) throw reservedParameter(name);
     if (typeof value === 'bigint') passed[name] = Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
     else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') passed[name] = value;
-    else throw invalid(name, 'must be a string, a number or a boolean', value);
+    else throw badParameter(name, 'must be a string, a number or a boolean', value);
   }
   if (Object.keys(passed).length > 0) options.parameters = passed;
-  if ('priority' in parameters) options.priority = unsignedInteger('priority', parameters.priority);
-  if ('timeout' in parameters) options.timeoutMicroseconds = unsignedInteger('timeout', parameters.timeout);
+  if ('priority' in parameters) options.priority = count('priority', parameters.priority);
+  if ('timeout' in parameters) options.timeoutMicroseconds = count('timeout', parameters.timeout);
   const id = correlationId(parameters.sequence_id);
   // Triton treats a zero (or empty) sequence id as no sequence at all.
   if (id !== undefined) {
     options.sequence = { id, start: flag('sequence_start', parameters.sequence_start), end: flag('sequence_end', parameters.sequence_end) };
   } else if (flag('sequence_start', parameters.sequence_start) || flag('sequence_end', parameters.sequence_end)) {
-    throw new InferenceError('INVALID_ARG', "parameters 'sequence_start' and 'sequence_end' need a non-zero 'sequence_id'");
+    throw invalid("parameters 'sequence_start' and 'sequence_end' need a non-zero 'sequence_id'");
   }
   return options;
+}
+
+/** The refusal of a `triton_` key Triton keeps for itself. */
+export function reservedParameter(name: string) {
+  return invalid(`parameter '${name}': parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified`);
 }
 
 function correlationId(value: unknown): number | bigint | string | undefined {
@@ -42,22 +58,21 @@ function correlationId(value: unknown): number | bigint | string | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'bigint' && value > 0n) return Number.isSafeInteger(Number(value)) ? Number(value) : value;
   if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
-  throw invalid('sequence_id', 'must be a non-negative integer or a string', value);
+  throw badParameter('sequence_id', 'must be a non-negative integer or a string', value);
 }
 
-function unsignedInteger(name: string, value: unknown): number {
-  const number = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof number === 'number' && Number.isSafeInteger(number) && number >= 0) return number;
-  throw invalid(name, 'must be a non-negative integer', value);
+function count(name: string, value: unknown): number {
+  const number = asCount(value);
+  if (number === undefined) throw badParameter(name, 'must be a non-negative integer', value);
+  return number;
 }
 
 function flag(name: string, value: unknown): boolean {
   if (value === undefined) return false;
   if (typeof value === 'boolean') return value;
-  throw invalid(name, 'must be a boolean', value);
+  throw badParameter(name, 'must be a boolean', value);
 }
 
-function invalid(name: string, rule: string, value: unknown): InferenceError {
-  const shown = typeof value === 'bigint' ? `${value}` : JSON.stringify(value) ?? String(value);
-  return new InferenceError('INVALID_ARG', `parameter '${name}' ${rule}, got ${shown}`);
+function badParameter(name: string, rule: string, value: unknown) {
+  return invalid(`parameter '${name}' ${rule}, got ${describe(value)}`);
 }

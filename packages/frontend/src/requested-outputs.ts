@@ -1,8 +1,10 @@
-import { InferenceError, tensorByteSize, tensorBytes, type InferenceServer, type InferResponse, type Tensor } from '@tritium/core';
+import { tensorBytes, type InferenceServer, type InferResponse, type Tensor } from '@tritium/core';
 import { classify } from './classification.js';
+import { modelFacts } from './model-facts.js';
 import type { WireParameters } from './request-parameters.js';
 import { sharedMemoryRef } from './shared-memory/shared-memory-tensors.js';
 import type { SharedMemoryRef, SystemSharedMemory } from './shared-memory/system-shared-memory.js';
+import { asCount, describe, invalid } from './wire-values.js';
 
 /** One requested output and what the client asked of it (either protocol). */
 export interface OutputRequest {
@@ -25,15 +27,23 @@ export interface DeliveredOutput {
 /** Reads an output's parameters (`classification`, `shared_memory_*`); other keys (such as `binary_data`) are the protocol's. */
 export function outputRequest(name: string, parameters: WireParameters | undefined): OutputRequest {
   const classification = parameters?.classification;
-  const count = typeof classification === 'bigint' ? Number(classification) : classification;
-  if (count !== undefined && (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1)) {
-    throw new InferenceError('INVALID_ARG', `output '${name}': parameter 'classification' must be a positive integer, got ${String(classification)}`);
+  const count = asCount(classification);
+  if (classification !== undefined && !count) {
+    throw invalid(`output '${name}': parameter 'classification' must be a positive integer, got ${describe(classification)}`);
   }
   const sharedMemory = sharedMemoryRef(name, 'output', parameters);
-  if (count !== undefined && sharedMemory) {
-    throw new InferenceError('INVALID_ARG', `output '${name}': classification cannot be written to shared memory`);
-  }
+  if (count !== undefined && sharedMemory) throw invalid(`output '${name}': classification cannot be written to shared memory`);
   return { name, classification: count, sharedMemory };
+}
+
+/**
+ * The response's outputs as they are, when the client asked nothing of them (no
+ * classification, no shared memory): the common case, answered without waiting.
+ * Undefined otherwise, for deliverOutputs.
+ */
+export function plainOutputs(response: InferResponse, requested: readonly OutputRequest[] | undefined): DeliveredOutput[] | undefined {
+  if (requested?.some((r) => r.classification !== undefined || r.sharedMemory)) return undefined;
+  return Object.entries(response.outputs).map(([name, tensor]) => ({ name, tensor }));
 }
 
 /**
@@ -47,21 +57,22 @@ export async function deliverOutputs(
   requested: readonly OutputRequest[] | undefined,
   memory: SystemSharedMemory,
 ): Promise<DeliveredOutput[]> {
-  if (!requested?.length || requested.every((r) => r.classification === undefined && !r.sharedMemory)) {
-    return Object.entries(response.outputs).map(([name, tensor]) => ({ name, tensor }));
-  }
+  const plain = plainOutputs(response, requested);
+  if (plain) return plain;
+  const { modelName, modelVersion } = response;
   const delivered: DeliveredOutput[] = [];
-  for (const request of requested) {
+  for (const request of requested ?? []) {
     const tensor = response.outputs[request.name];
     if (!tensor) continue;
     if (request.classification !== undefined) {
-      const { max_batch_size: maxBatchSize } = await server.modelConfig(response.modelName, response.modelVersion);
-      const labels = await server.outputLabels(response.modelName, request.name, response.modelVersion);
-      delivered.push({ name: request.name, tensor: classify(request.name, tensor, request.classification, (maxBatchSize ?? 0) > 0, labels) });
+      const facts = modelFacts(server);
+      const { maxBatchSize } = await facts.of(modelName, modelVersion);
+      const labels = await facts.labels(modelName, modelVersion, request.name);
+      delivered.push({ name: request.name, tensor: classify(request.name, tensor, request.classification, maxBatchSize > 0, labels) });
     } else if (request.sharedMemory) {
       const bytes = tensorBytes(tensor);
       memory.write(request.sharedMemory, bytes);
-      delivered.push({ name: request.name, tensor, sharedMemory: { ...request.sharedMemory, byteSize: tensorByteSize(tensor) } });
+      delivered.push({ name: request.name, tensor, sharedMemory: { ...request.sharedMemory, byteSize: bytes.length } });
     } else {
       delivered.push({ name: request.name, tensor });
     }

@@ -34,7 +34,7 @@ describe('HTTP frontend: bad requests get a clear error and the connection keeps
       ['{"inputs": [', 'failed to parse the inference request JSON'],
       ['', 'failed to parse the inference request JSON'],
       ['[1, 2]', 'the inference request JSON must be an object, got an array'],
-      ['{}', "the inference request needs an 'inputs' array, got undefined"],
+      ['{}', "the inference request needs an 'inputs' array, got nothing"],
       ['{"inputs": [7]}', 'input 0 must be an object, got number 7'],
       ['{"inputs": [{"datatype": "FP32", "shape": [4], "data": [1,2,3,4]}]}', "input 0 has no 'name' field"],
       ['{"inputs": [{"name": "INPUT0", "shape": [4], "data": [1,2,3,4]}]}', "input 'INPUT0' has no 'datatype' field"],
@@ -120,10 +120,27 @@ describe('HTTP frontend: bad requests get a clear error and the connection keeps
     expect(truncated).toContain('connection: close');
     expect(truncated).toContain('{"error":"the connection ended before the request did: its body is shorter than its Content-Length"}');
 
+    // The request before the bytes that start no request is answered first; the refusal follows it.
     const overlong = await rawExchange(fx.url, `${head(good.length)}${good}GARBAGE\r\n\r\n`);
-    expect(overlong).toContain('HTTP/1.1 400 Bad Request');
+    expect(overlong).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n\{"model_name":"simple"[^]*\}HTTP\/1\.1 400 Bad Request\r\n/);
     expect(overlong).toContain('malformed HTTP request (Parse Error: Invalid method encountered)');
     expect((await httpRequest(fx.url, { path: '/v2/models/simple/infer', body: good })).status).toBe(200);
+  });
+
+  it('answers pipelined requests in order, a refusal too, and holds a malformed one until those before it are answered', async () => {
+    const slow = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }], parameters: { delay_ms: 200 } });
+    const infer = `POST /v2/models/simple/infer HTTP/1.1\r\nHost: test\r\nContent-Length: ${slow.length}\r\n\r\n${slow}`;
+    const answers = await rawExchange(fx.url, `${infer}GET /v2/nothing HTTP/1.1\r\nHost: test\r\n\r\n${infer}GARBAGE\r\n\r\n`);
+    const statuses = [...answers.matchAll(/HTTP\/1\.1 (\d+)/g)].map((match) => match[1]);
+    expect(statuses).toEqual(['200', '404', '200', '400']);
+  });
+
+  it('takes a client that half-closes its connection (sends FIN) before its answer as gone, as Triton does: no answer, and its inference cancelled', async () => {
+    const before = fx.probe.cancelledSeen;
+    const slow = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }], parameters: { delay_ms: 300 } });
+    const answer = await rawExchange(fx.url, `POST /v2/models/simple/infer HTTP/1.1\r\nHost: test\r\nContent-Length: ${slow.length}\r\n\r\n${slow}`, { halfClose: true });
+    expect(answer).toBe('');
+    await expect.poll(() => fx.probe.cancelledSeen, { timeout: 5000 }).toBe(before + 1);
   });
 
   it('refuses a model or version that does not exist, and a request the model cannot take', async () => {

@@ -1,12 +1,16 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InferenceServer } from '@tritium/core';
 import { startHttpFrontend } from '@tritium/frontend';
 import { TempRepository, testConfig } from '../../core/test/helpers/repository.js';
 import { newProbe, sleep, testBackend } from '../../core/test/helpers/test-backend.js';
-import { httpRequest } from './helpers/http-client.js';
+import { attachSharedMemory } from '../src/shared-memory/system-shared-memory.js';
+import { httpRequest, rawExchange } from './helpers/http-client.js';
 import { startHttpFixture, type HttpFixture } from './helpers/http-fixture.js';
-import { addModel, repeatModel, simpleModel } from './helpers/http-models.js';
+import { accumulateModel, addModel, repeatModel, simpleModel } from './helpers/http-models.js';
 
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -128,7 +132,7 @@ describe('HTTP frontend: health, metadata, configuration, statistics', () => {
 describe('HTTP frontend: model repository extension', () => {
   let fx: HttpFixture;
   beforeAll(async () => {
-    fx = await startHttpFixture({ simple: simpleModel, add: addModel, repeat: repeatModel }, { server: { modelControlMode: 'explicit', startupModels: ['simple'] } });
+    fx = await startHttpFixture({ simple: simpleModel, add: addModel, repeat: repeatModel, acc: accumulateModel }, { server: { modelControlMode: 'explicit', startupModels: ['simple'] } });
   });
   afterAll(() => fx.stop());
 
@@ -140,6 +144,7 @@ describe('HTTP frontend: model repository extension', () => {
 
   it('lists every model of the repository, or only the ready ones', async () => {
     expect(await index()).toEqual([
+      { name: 'acc', state: 'UNAVAILABLE', reason: 'not loaded' },
       { name: 'add', state: 'UNAVAILABLE', reason: 'not loaded' },
       { name: 'repeat', state: 'UNAVAILABLE', reason: 'not loaded' },
       { name: 'simple', version: '1', state: 'READY', reason: 'test backend (identity), version 1' },
@@ -172,14 +177,25 @@ describe('HTTP frontend: model repository extension', () => {
     expect((await fetch(`${fx.url}/v2/models/add/ready`)).status).toBe(400);
   });
 
+  it('loads back the configuration it gives: GET .../config, then that text as the config of a load', async () => {
+    for (const model of ['simple', 'acc']) {
+      expect((await fetch(`${fx.url}/v2/repository/models/${model}/load`, { method: 'POST' })).status).toBe(200);
+      const given = await (await fetch(`${fx.url}/v2/models/${model}/config`)).text();
+      const load = await fetch(`${fx.url}/v2/repository/models/${model}/load`, json({ parameters: { config: given } }));
+      expect(load.status, `${model}: ${await load.clone().text()}`).toBe(200);
+      expect(await (await fetch(`${fx.url}/v2/models/${model}/config`)).text()).toBe(given);
+    }
+  });
+
   it('refuses bad load and unload requests, saying why', async () => {
     const cases: Array<[string, unknown, number, string]> = [
-      ['load', { parameters: { config: '{not json' } }, 400, "load parameter 'config' must be a model configuration in JSON"],
-      ['load', { parameters: { config: '[1]' } }, 400, "load parameter 'config' must be a JSON object, got an array"],
+      ['load', { parameters: { config: '{not json' } }, 400, "load parameter 'config' is not JSON"],
+      ['load', { parameters: { config: '[1]' } }, 400, "load parameter 'config' does not fit a ModelConfig: config must be a JSON object, got an array"],
+      ['load', { parameters: { config: '{"constructor": {}}' } }, 400, "load parameter 'config': config has no field 'constructor'"],
       ['load', { parameters: { config: 7 } }, 400, "load parameter 'config' must be a string, got number 7"],
       ['load', { parameters: { 'file:1/model.test': 'AAAA' } }, 501, "load parameter 'file:1/model.test': model files cannot be sent with a load request"],
       ['load', { parameters: { colour: 'blue' } }, 400, "unknown load parameter 'colour'"],
-      ['load', { parameters: { config: JSON.stringify({ max_batch_size: 'many' }) } }, 400, 'max_batch_size'],
+      ['load', { parameters: { config: JSON.stringify({ max_batch_size: 'many' }) } }, 400, 'config.max_batch_size must be an integer'],
       ['unload', { parameters: { unload_dependents: true } }, 501, "'unload_dependents' is not supported"],
       ['unload', { parameters: { unload_dependents: 1 } }, 400, "'unload_dependents' must be a boolean"],
     ];
@@ -209,14 +225,16 @@ describe('HTTP frontend: starting and closing', () => {
 
   const serve = async () => {
     const slow = testConfig({ extra: 'parameters { key: "delay_ms" value { string_value: "300" } }' });
-    repository = await TempRepository.create({ simple: simpleModel, slow: { config: slow } });
+    repository = await TempRepository.create({ simple: simpleModel, slow: { config: slow }, repeat: repeatModel });
     server = await InferenceServer.start({ modelRepository: repository.path, backends: [testBackend(newProbe())] });
     return server;
   };
 
   it('refuses a bad bodyLimitBytes and a port in use, saying why', async () => {
     const server = await serve();
-    await expect(startHttpFrontend(server, { host: '127.0.0.1', port: 0, bodyLimitBytes: 0 })).rejects.toThrow('`bodyLimitBytes` must be a positive integer, got 0');
+    await expect(startHttpFrontend(server, { host: '127.0.0.1', port: 0, bodyLimitBytes: 0 })).rejects.toThrow('HTTP frontend option `bodyLimitBytes` must be an integer from 1 to');
+    await expect(startHttpFrontend(server, { host: '127.0.0.1', port: 70_000 })).rejects.toThrow('HTTP frontend option `port` must be an integer from 0 to 65535, got 70000');
+    await expect(startHttpFrontend(server, { host: '127.0.0.1', port: 0, closeTimeoutMs: -1 })).rejects.toThrow('HTTP frontend option `closeTimeoutMs` must be an integer');
     const first = await startHttpFrontend(server, { host: '127.0.0.1', port: 0 });
     await expect(startHttpFrontend(server, { host: '127.0.0.1', port: first.port })).rejects.toThrow(`socket '127.0.0.1:${first.port}' already in use`);
     await first.close();
@@ -253,5 +271,69 @@ describe('HTTP frontend: starting and closing', () => {
     expect((await slow).status).toBe(200);
     await stopping;
     await frontend.close();
+  });
+
+  const slowRequest = () => {
+    const body = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }] });
+    return `POST /v2/models/slow/infer HTTP/1.1\r\nHost: test\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  };
+
+  it('answers a request that finishes while it closes with Connection: close, then ends that connection', async () => {
+    const server = await serve();
+    const frontend = await startHttpFrontend(server, { host: '127.0.0.1', port: 0 });
+    const answer = rawExchange(`http://127.0.0.1:${frontend.port}`, slowRequest());
+    await sleep(50);
+    await frontend.close();
+    const text = await answer;
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(text).toMatch(/\r\nConnection: close\r\n/);
+  });
+
+  it('does not wait on a client stalled halfway through sending its request, nor on one still sending its headers', async () => {
+    const server = await serve();
+    const frontend = await startHttpFrontend(server, { host: '127.0.0.1', port: 0 });
+    const stalled = connect(frontend.port, '127.0.0.1', () => stalled.write('POST /v2/models/simple/infer HTTP/1.1\r\nHost: test\r\nContent-Length: 1000\r\n\r\n{"inputs"'));
+    const partial = connect(frontend.port, '127.0.0.1', () => partial.write('POST /v2/models/simple/infer HTTP/1.1\r\nHost: test\r\n'));
+    const closed = Promise.all([stalled, partial].map((socket) => new Promise((resolve) => socket.on('error', () => {}).on('close', resolve))));
+    await sleep(100);
+    const started = performance.now();
+    await frontend.close();
+    expect(performance.now() - started).toBeLessThan(2000);
+    await closed;
+  });
+
+  it('cuts off what still runs closeTimeoutMs after close(), a stream among them, cancelling it', async () => {
+    const server = await serve();
+    const frontend = await startHttpFrontend(server, { host: '127.0.0.1', port: 0, closeTimeoutMs: 300 });
+    const res = await fetch(`http://127.0.0.1:${frontend.port}/v2/models/repeat/generate_stream`, { method: 'POST', body: JSON.stringify({ IN: 1, count: 1000, interval_ms: 10 }) });
+    const reader = res.body!.getReader();
+    await reader.read();
+    const started = performance.now();
+    await frontend.close();
+    const took = performance.now() - started;
+    expect(took).toBeGreaterThanOrEqual(280);
+    expect(took).toBeLessThan(3000);
+    await expect((async () => { while (!(await reader.read()).done); })()).rejects.toThrow();
+    const failures = () => server.statistics('repeat').model_stats[0]!.inference_stats.fail.count;
+    await expect.poll(failures, { timeout: 5000 }).toBe(1);
+  });
+
+  it('leaves no shared-memory registration behind when it cannot listen', async () => {
+    const server = await serve();
+    const first = await startHttpFrontend(server, { host: '127.0.0.1', port: 0 });
+    await expect(startHttpFrontend(server, { host: '127.0.0.1', port: first.port })).rejects.toThrow('already in use');
+    const key = `/tritium-test-${randomUUID()}`;
+    writeFileSync(`/dev/shm${key}`, new Uint8Array(64));
+    try {
+      const register = await fetch(`http://127.0.0.1:${first.port}/v2/systemsharedmemory/region/r/register`, json({ key, byte_size: 8 }));
+      expect(register.status).toBe(200);
+      await first.close();
+      // The last frontend of the server closed: a frontend opening now starts with no regions.
+      const next = attachSharedMemory(server);
+      expect(next.memory.status()).toEqual([]);
+      next.release();
+    } finally {
+      rmSync(`/dev/shm${key}`, { force: true });
+    }
   });
 });

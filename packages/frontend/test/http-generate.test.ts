@@ -1,4 +1,7 @@
+import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../core/test/helpers/test-backend.js';
 import { startHttpFixture, type HttpFixture } from './helpers/http-fixture.js';
 import { failingStreamBackend, failingStreamModel, repeatModel, simpleModel, STREAM_FAILURE, textModel } from './helpers/http-models.js';
 
@@ -98,6 +101,17 @@ describe('HTTP generate extension', () => {
     expect(await empty.text()).toBe('');
   });
 
+  it('says which response the model sent as its last, and sends the empty final response only when none was', async () => {
+    const withLast = await post('/v2/models/repeat/generate_stream', { IN: 2, count: 2, final_with_last: true, triton_enable_empty_final_response: true });
+    expect(await events(withLast)).toEqual([
+      { model_name: 'repeat', model_version: '1', OUT: 2, triton_final_response: false },
+      { model_name: 'repeat', model_version: '1', OUT: 2, triton_final_response: true },
+    ]);
+    // A model that is not decoupled sends its one response as its last.
+    const single = await post('/v2/models/simple/generate_stream', { id: '', INPUT0: [1, 2, 3, 4], triton_enable_empty_final_response: true });
+    expect(await events(single)).toEqual([{ model_name: 'simple', model_version: '1', OUTPUT0: [1, 2, 3, 4], triton_final_response: true }]);
+  });
+
   it('sends an error that comes after the first response as an error event, and a refusal as a JSON error', async () => {
     const res = await post('/v2/models/failing/generate_stream', { IN: 5 });
     expect(res.status).toBe(200);
@@ -128,4 +142,40 @@ describe('HTTP generate extension', () => {
     // Uncancelled, the stream would go on for 10 s; cancelled, it ends at once as a failure.
     await expect.poll(failures, { timeout: 5000 }).toBe(before + 1);
   });
+
+  const stats = () => fx.server.statistics('repeat').model_stats[0]!.inference_stats;
+  const open = (write: (socket: ReturnType<typeof connect>) => void) => {
+    const socket = connect(fx.frontend.port, '127.0.0.1', () => write(socket));
+    socket.on('error', () => {});
+    return socket;
+  };
+
+  it('cancels every stream of a client that disconnects, those of requests pipelined behind the first too', async () => {
+    const before = stats();
+    const body = JSON.stringify({ IN: 1, count: 1000, interval_ms: 10 });
+    const request = `POST /v2/models/repeat/generate_stream HTTP/1.1\r\nHost: test\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const socket = open((s) => s.write(request.repeat(2)));
+    await sleep(100);
+    socket.destroy();
+    await expect.poll(() => stats().fail.count - before.fail.count, { timeout: 5000 }).toBe(2);
+  });
+
+  it('cancels the stream of a client that left while its (compressed) body was still being read', async () => {
+    const before = stats();
+    const body = gzipSync(JSON.stringify({ IN: 1, count: 100, interval_ms: 10, pad: 'x'.repeat(60_000_000) }));
+    const head = `POST /v2/models/repeat/generate_stream HTTP/1.1\r\nHost: test\r\nContent-Length: ${body.length}\r\nContent-Encoding: gzip\r\n\r\n`;
+    await new Promise<void>((resolve) => {
+      const socket = open((s) => {
+        s.write(head);
+        s.write(body, () => setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 5));
+      });
+    });
+    // Uncancelled, the stream would end as a success after a second.
+    await sleep(2000);
+    expect(stats().success.count).toBe(before.success.count);
+  });
 });
+

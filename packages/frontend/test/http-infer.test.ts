@@ -1,9 +1,11 @@
 import { Buffer } from 'node:buffer';
+import { connect } from 'node:net';
 import { gunzipSync, gzipSync, deflateSync, inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deserializeBytesTensor, serializeBytesTensor, toBf16, toFp16, type DataType } from '@tritium/core';
+import { MAX_BYTES_ELEMENTS } from '../src/bytes-elements.js';
 import { sleep } from '../../core/test/helpers/test-backend.js';
-import { binaryRequest, httpRequest, parseInferResponse, type InferResponseJson } from './helpers/http-client.js';
+import { binaryRequest, httpRequest, parseInferResponse, rawExchange, type InferResponseJson } from './helpers/http-client.js';
 import { startHttpFixture, type HttpFixture } from './helpers/http-fixture.js';
 import {
   accumulateModel,
@@ -94,6 +96,16 @@ describe('HTTP /infer with JSON tensors', () => {
 
     const versioned = await httpRequest(fx.url, { path: '/v2/models/add/versions/1/infer', body: JSON.stringify({ inputs: [fp32('INPUT0', [1, 2, 3, 4]), fp32('INPUT1', [10, 20, 30, 40])] }) });
     expect(JSON.parse(versioned.body.toString()).outputs[0].data).toEqual([11, 22, 33, 44]);
+
+    // Triton writes an id only when it is not empty.
+    const empty = await inferJson('simple', { id: '', inputs: [fp32('INPUT0', [1, 2, 3, 4])] });
+    expect(empty.json).toEqual({ model_name: 'simple', model_version: '1', outputs: [{ name: 'OUTPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }] });
+  });
+
+  it('reads a version in the path as gRPC reads one: past the largest safe integer it is refused, not rounded', async () => {
+    const res = await httpRequest(fx.url, { path: '/v2/models/simple/versions/99999999999999999999/infer', body: JSON.stringify({ inputs: [fp32('INPUT0', [1, 2, 3, 4])] }) });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body.toString())).toEqual({ error: "failed to get model version from specified version string '99999999999999999999'" });
   });
 
   it('round-trips every datatype as JSON: BOOL as booleans, BYTES as strings, FP16/BF16 as numbers', async () => {
@@ -224,8 +236,9 @@ describe('HTTP /infer extensions', () => {
     expect((await inferJson('simple', { inputs, parameters: { priority: 1, timeout: 1_000_000, custom: 'x' } })).status).toBe(200);
     expect(fx.probe.batches.at(-1)![0]!.parameters).toEqual({ custom: 'x' });
     const bad: Array<[Record<string, unknown>, string]> = [
-      [{ priority: -1 }, "parameter 'priority' must be a non-negative integer, got -1"],
-      [{ timeout: 'soon' }, `parameter 'timeout' must be a non-negative integer, got "soon"`],
+      [{ priority: -1 }, "parameter 'priority' must be a non-negative integer, got number -1"],
+      [{ timeout: 'soon' }, `parameter 'timeout' must be a non-negative integer, got the string "soon"`],
+      [{ triton_secret: 'x' }, "parameter 'triton_secret': parameter keys starting with 'triton_' are reserved"],
       [{ sequence_start: true }, "parameters 'sequence_start' and 'sequence_end' need a non-zero 'sequence_id'"],
       [{ binary_data_output: 'yes' }, `'binary_data_output' must be a boolean`],
       [{ triton_enable_empty_final_response: true }, "parameter keys starting with 'triton_' are reserved"],
@@ -243,6 +256,21 @@ describe('HTTP /infer extensions', () => {
     expect(res.status).toBe(501);
     expect(res.json.error).toContain("HTTP end point doesn't support models with decoupled transaction policy");
     expect(res.json.error).toContain('/generate_stream');
+  });
+
+  it('cancels every inference of a client that disconnects, those of requests pipelined behind the first too', async () => {
+    const stats = () => fx.server.statistics('simple').model_stats[0]!.inference_stats;
+    const before = stats();
+    const slow = JSON.stringify({ inputs: [fp32('INPUT0', [1, 2, 3, 4])], parameters: { delay_ms: 300 } });
+    const request = `POST /v2/models/simple/infer HTTP/1.1\r\nHost: test\r\nContent-Length: ${slow.length}\r\n\r\n${slow}`;
+    const { hostname, port } = new URL(fx.url);
+    const socket = connect(Number(port), hostname, () => socket.write(request.repeat(3)));
+    socket.on('error', () => {});
+    await sleep(100);
+    socket.destroy();
+    await expect.poll(() => stats().fail.count - before.fail.count, { timeout: 5000 }).toBe(3);
+    await sleep(500);
+    expect(stats().success.count).toBe(before.success.count);
   });
 
   it('cancels the inference when the client disconnects', async () => {
@@ -309,5 +337,41 @@ describe('HTTP compression', () => {
     expect(res.status).toBe(501);
     expect(res.headers['accept-encoding']).toBe('gzip, deflate');
     expect(JSON.parse(res.body.toString())).toEqual({ error: "unsupported Content-Encoding 'br': a request body may be gzip, deflate or identity" });
+  });
+});
+
+describe('HTTP /infer refusing what would exhaust the server', () => {
+  const nested = (depth: number, leaf: string) => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+  const post = (path: string, body: string) => httpRequest(fx.url, { path, body });
+
+  it('refuses a request carrying more BYTES elements than MAX_BYTES_ELEMENTS, known from the shape before any is decoded', async () => {
+    const count = MAX_BYTES_ELEMENTS + 1;
+    const request = binaryRequest({ inputs: [{ name: input('BYTES'), datatype: 'BYTES', shape: [count], parameters: { binary_data_size: 4 * count } }] }, [new Uint8Array(4 * count)]);
+    const res = await httpRequest(fx.url, { path: '/v2/models/all_types/infer', headers: request.headers, body: request.body });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body.toString()).error).toBe(
+      `input 'INPUT_BYTES': BYTES of shape [${count}] brings the request to ${count} BYTES elements, more than the ${MAX_BYTES_ELEMENTS} a request may carry`,
+    );
+    const many = await inferJson('all_types', { inputs: [{ name: input('BYTES'), datatype: 'BYTES', shape: [1000], data: Array(1000).fill('x') }], outputs: [{ name: output('BYTES') }] });
+    expect(many.status).toBe(200);
+  });
+
+  it('answers data, shapes and parameters nested deeper than the call stack with 400, not 500', async () => {
+    const deep = nested(100_000, '1');
+    const cases: Array<[string, string, string]> = [
+      ['/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": ${deep}}]}`, "input 'INPUT0': expected 4 elements for shape [4], got 1"],
+      ['/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": ${deep}, "data": [1]}]}`, "'shape' must be an array of non-negative integers, got an array holding arrays or objects"],
+      ['/v2/models/simple/infer', `{"inputs": [${JSON.stringify(fp32('INPUT0', [1, 2, 3, 4]))}], "parameters": {"p": ${deep}}}`, "parameter 'p' must be a string, a number or a boolean, got an array"],
+      ['/v2/models/simple/infer', `{"inputs": [${JSON.stringify(fp32('INPUT0', [1, 2, 3, 4]))}], "outputs": [{"name": "OUTPUT0", "parameters": {"classification": ${deep}}}]}`, "parameter 'classification' must be a positive integer, got an array"],
+      ['/v2/models/simple/generate', `{"INPUT0": ${deep}}`, "The schema can not convert input 'INPUT0' to tensor with proper shape"],
+    ];
+    for (const [path, body, message] of cases) {
+      const res = await post(path, body);
+      expect(res.status, message).toBe(400);
+      expect(JSON.parse(res.body.toString()).error).toContain(message);
+    }
+    const flattened = await post('/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [${nested(50_000, '1, 2')}, [3, [4]]]}]}`);
+    expect(JSON.parse(flattened.body.toString()).outputs[0].data).toEqual([1, 2, 3, 4]);
+    expect(await rawExchange(fx.url, 'GET /v2/health/live HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 OK/);
   });
 });

@@ -1,14 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { parameterOptions } from '../src/request-parameters.js';
+import { EMPTY_FINAL_RESPONSE, parameterOptions } from '../src/request-parameters.js';
 
 describe('parameterOptions', () => {
   it('reads the sequence extension, priority and timeout, and passes the rest to the model', () => {
-    expect(parameterOptions({ sequence_id: 7, sequence_start: true, priority: 2, timeout: 500, binary_data_output: true, temperature: 0.5, tag: 'x' })).toEqual({
+    expect(parameterOptions({ sequence_id: 7, sequence_start: true, priority: 2, timeout: 500, temperature: 0.5, tag: 'x' })).toEqual({
       sequence: { id: 7, start: true, end: false },
       priority: 2,
       timeoutMicroseconds: 500,
       parameters: { temperature: 0.5, tag: 'x' },
     });
+  });
+
+  it("passes binary_data_output to the model unless the protocol reads it itself (HTTP's own), and never the empty-final-response flag", () => {
+    expect(parameterOptions({ binary_data_output: true, [EMPTY_FINAL_RESPONSE]: true }).parameters).toEqual({ binary_data_output: true });
+    expect(parameterOptions({ binary_data_output: true, tag: 'x' }, ['binary_data_output']).parameters).toEqual({ tag: 'x' });
   });
 
   it('takes string and 64-bit correlation ids, and treats 0 or an empty id as none', () => {
@@ -25,13 +30,15 @@ describe('parameterOptions', () => {
   });
 
   it.each([
-    [{ sequence_id: -1 }, /parameter 'sequence_id' must be a non-negative integer or a string, got -1/],
+    [{ sequence_id: -1 }, /parameter 'sequence_id' must be a non-negative integer or a string, got number -1/],
     [{ sequence_id: 1.5 }, /'sequence_id'/],
-    [{ sequence_id: 1, sequence_start: 'yes' }, /parameter 'sequence_start' must be a boolean, got "yes"/],
+    [{ sequence_id: 1, sequence_start: 'yes' }, /parameter 'sequence_start' must be a boolean, got the string "yes"/],
     [{ sequence_start: true }, /need a non-zero 'sequence_id'/],
-    [{ priority: -2 }, /parameter 'priority' must be a non-negative integer, got -2/],
-    [{ timeout: 'soon' }, /parameter 'timeout' must be a non-negative integer, got "soon"/],
-    [{ nested: { a: 1 } }, /parameter 'nested' must be a string, a number or a boolean/],
+    [{ priority: -2 }, /parameter 'priority' must be a non-negative integer, got number -2/],
+    [{ priority: 2 ** 60 }, /parameter 'priority' must be a non-negative integer, got number 1152921504606847000/],
+    [{ timeout: 'soon' }, /parameter 'timeout' must be a non-negative integer, got the string "soon"/],
+    [{ nested: { a: 1 } }, /parameter 'nested' must be a string, a number or a boolean, got an object/],
+    [{ triton_secret: 1 }, /parameter 'triton_secret': parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified/],
   ])('refuses %j with INVALID_ARG', (parameters, message) => {
     expect(() => parameterOptions(parameters)).toThrow(expect.objectContaining({ code: 'INVALID_ARG', message: expect.stringMatching(message) }));
   });

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { useServerFixture } from '../../core/test/helpers/server-fixture.js';
 import { testConfig } from '../../core/test/helpers/repository.js';
-import { deliverOutputs, outputRequest } from '../src/requested-outputs.js';
+import { deliverOutputs, outputRequest, plainOutputs } from '../src/requested-outputs.js';
 import { SystemSharedMemory } from '../src/shared-memory/system-shared-memory.js';
 
 const fx = useServerFixture();
@@ -41,17 +41,35 @@ describe('outputRequest and deliverOutputs', () => {
     expect(delivered[1]!.tensor).toEqual({ datatype: 'BYTES', shape: [1, 2], data: ['0.500000:1:mid', '0.300000:2:high'] });
   });
 
-  it("hands the model's outputs through as they are when nothing special is asked", async () => {
+  it("hands the model's outputs through as they are when nothing special is asked, without waiting", async () => {
     const server = await fx.start({ m: { config: batched } });
     const response = await server.infer('m', { inputs });
-    const delivered = await deliverOutputs(server, response, [outputRequest('OUTPUT0', { binary_data: true })], memory);
+    const asked = [outputRequest('OUTPUT0', { binary_data: true })];
+    const delivered = await deliverOutputs(server, response, asked, memory);
     expect(delivered.map((d) => [d.name, d.tensor])).toEqual(Object.entries(response.outputs));
+    expect(plainOutputs(response, asked)).toEqual(delivered);
+    expect(plainOutputs(response, [outputRequest('OUTPUT0', { classification: 1 })])).toBeUndefined();
+  });
+
+  it("reads a model's batching and labels once, not per classified response", async () => {
+    const server = await fx.start({ m: { config: batched } });
+    await writeFile(join(fx.repo!.path, 'm', 'labels.txt'), 'low\nmid\nhigh\n');
+    const configs = vi.spyOn(server, 'modelConfig');
+    const labels = vi.spyOn(server, 'outputLabels');
+    const requested = [outputRequest('OUTPUT0', { classification: 1 })];
+    for (let i = 0; i < 5; i++) {
+      const delivered = await deliverOutputs(server, await server.infer('m', { inputs }), requested, memory);
+      expect(delivered[0]!.tensor.data).toEqual(['0.500000:1:mid']);
+    }
+    expect(configs).toHaveBeenCalledTimes(1);
+    expect(labels).toHaveBeenCalledTimes(1);
   });
 
   it.each([
-    [{ classification: 0 }, /output 'O': parameter 'classification' must be a positive integer, got 0/],
+    [{ classification: 0 }, /output 'O': parameter 'classification' must be a positive integer, got number 0/],
+    [{ classification: [[1]] }, /output 'O': parameter 'classification' must be a positive integer, got an array/],
     [{ shared_memory_region: 'r' }, /output 'O': 'shared_memory_byte_size' is required/],
-    [{ shared_memory_region: 'r', shared_memory_byte_size: -1 }, /parameter 'shared_memory_byte_size' must be a non-negative integer, got -1/],
+    [{ shared_memory_region: 'r', shared_memory_byte_size: -1 }, /parameter 'shared_memory_byte_size' must be a non-negative integer, got number -1/],
     [{ shared_memory_region: 'r', shared_memory_byte_size: 4, classification: 1 }, /classification cannot be written to shared memory/],
   ])('refuses output parameters %j', (parameters, message) => {
     expect(() => outputRequest('O', parameters)).toThrow(message);

@@ -287,7 +287,7 @@ export class ModelManager {
     model.serving = next;
     model.latest = highest(next);
     model.states.keepOnly(new Set([...next.keys(), ...resolved.missingVersions, ...previous.keys()]));
-    for (const [version, served] of next) model.states.set(version, 'READY', served.description ?? '');
+    for (const [version, served] of next) model.states.set(version, 'READY', served.description ?? '', previous.has(version));
     // Retiring first, so that a serving version the policy still names but whose directory is gone ends UNAVAILABLE with that reason.
     for (const [version, served] of previous) void this.retire(model, served, !next.has(version));
     for (const version of resolved.missingVersions) {

@@ -25,7 +25,8 @@ export interface VersionState {
 /**
  * The states of one model's versions, and its model-level failure (one that came
  * before any version was chosen, such as a bad config). Every change follows the
- * lifecycle above and is reported once; a change that changes nothing is not.
+ * lifecycle above and is reported once; a change that changes nothing is not (a reload
+ * that replaced a serving version is reported: what its users read of it may differ).
  */
 export class ModelStates {
   private readonly versions = new Map<number, VersionState>();
@@ -55,9 +56,10 @@ export class ModelStates {
     return this.versions.size ? this.versions.get(Math.max(...this.versions.keys())) : undefined;
   }
 
-  set(version: number, state: ModelState, reason: string): void {
+  /** `replaced`: a reload put a new load of the version in place of the one serving, a change even where state and reason stay the same. */
+  set(version: number, state: ModelState, reason: string, replaced = false): void {
     const current = this.versions.get(version);
-    if (current?.state === state && current.reason === reason) return;
+    if (!replaced && current?.state === state && current.reason === reason) return;
     const allowed = current ? NEXT_STATES[current.state] : FIRST_STATES;
     if (!allowed.includes(state)) {
       throw new InferenceError('INTERNAL', `model '${this.name}' version ${version}: no transition from ${current?.state ?? 'nothing'} to ${state}`);

@@ -151,6 +151,17 @@ describe('model repository and lifecycle', () => {
     await server.unloadModel('m');
     expect(seen).toEqual(['m:1:LOADING', 'm:1:READY', 'm:1:UNLOADING', 'm:1:UNAVAILABLE']);
   });
+
+  it('reports a reload that replaced a serving version, though it stays READY with the same reason', async () => {
+    fx.repo = await TempRepository.create({ m: { config: testConfig({}) } });
+    const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [testBackend()], modelControlMode: 'explicit' }));
+    await server.loadModel('m');
+    const seen: string[] = [];
+    server.on('modelStateChanged', (e) => seen.push(`${e.name}:${e.version}:${e.state}`));
+    await server.loadModel('m', { config: testConfig({ maxBatchSize: 4 }) });
+    expect(seen).toEqual(['m:1:READY']);
+    expect((await server.modelConfig('m')).max_batch_size).toBe(4);
+  });
 });
 
 describe('explicit mode', () => {

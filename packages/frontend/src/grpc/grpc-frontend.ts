@@ -1,8 +1,8 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { InferenceError, type InferenceServer } from '@tritium/core';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
+import { modelFacts } from '../model-facts.js';
 import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
-import { DecoupledModels } from './decoupled-models.js';
 import { healthService } from './health-service.js';
 import { inferenceService } from './inference-service.js';
 import { loadServiceDefinitions } from './proto-definitions.js';
@@ -35,12 +35,8 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
   const definitions = loadServiceDefinitions();
   const grpcServer = new Server({ 'grpc.max_receive_message_length': maxMessageBytes, 'grpc.max_send_message_length': maxMessageBytes });
   const shared = attachSharedMemory(server);
-  const decoupled = new DecoupledModels(server);
-  const release = () => {
-    decoupled.close();
-    shared.release();
-  };
-  grpcServer.addService(definitions.inference, inferenceService({ server, memory: shared.memory, decoupled }));
+  const release = () => shared.release();
+  grpcServer.addService(definitions.inference, inferenceService({ server, memory: shared.memory, decoupled: modelFacts(server) }));
   grpcServer.addService(definitions.health, healthService(server));
 
   let port: number;

@@ -3,7 +3,7 @@ import { parameterOptions } from '../request-parameters.js';
 import { outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
 import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
-import { modelVersion } from './model-version.js';
+import { modelVersion } from '../model-version.js';
 import { tensorFromContents, type TensorContents } from './tensor-contents.js';
 import { parameterValues, type WireParameter } from './wire-parameters.js';
 

@@ -1,16 +1,14 @@
 import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { InferenceError, modelConfigToJson } from '@tritium/core';
+import { modelVersion } from '../model-version.js';
+import { serverMetadata } from '../server-metadata.js';
 import type { InferRequestMessage } from './infer-request.js';
 import { modelInfer } from './model-infer.js';
-import { modelVersion } from './model-version.js';
 import { checkUnloadParameters, loadOptions } from './repository-parameters.js';
 import type { ServingContext } from './serving-context.js';
 import { serveInferStream, type StreamResponseMessage } from './stream-infer.js';
 import { unary } from './unary-call.js';
 import type { WireParameter } from './wire-parameters.js';
-
-/** Triton's extensions that the frontend adds to the server's own (its requests' parameters, classification, shared memory). */
-const FRONTEND_EXTENSIONS = ['classification', 'sequence', 'system_shared_memory', 'parameters'];
 
 interface ModelRequest {
   readonly name?: string;
@@ -38,10 +36,7 @@ export function inferenceService(context: ServingContext): UntypedServiceImpleme
     ServerLive: unary(() => ({ live: server.isLive() })),
     ServerReady: unary(() => ({ ready: server.isReady() })),
     ModelReady: unary<ModelRequest, unknown>(async ({ request }) => ({ ready: await server.isModelReady(request.name ?? '', modelVersion(request.version)) })),
-    ServerMetadata: unary(() => {
-      const metadata = server.metadata();
-      return { ...metadata, extensions: [...metadata.extensions, ...FRONTEND_EXTENSIONS] };
-    }),
+    ServerMetadata: unary(() => serverMetadata(server)),
     ModelMetadata: unary<ModelRequest, unknown>(({ request }) => server.modelMetadata(request.name ?? '', modelVersion(request.version))),
     ModelConfig: unary<ModelRequest, unknown>(async ({ request }) => ({
       config: modelConfigToJson(await server.modelConfig(request.name ?? '', modelVersion(request.version))),

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
+import { protoDirectory } from '../proto-directory.js';
 
 /**
  * How messages reach the handlers: proto field names; 64-bit integers as decimal
@@ -11,18 +10,6 @@ import { loadSync, type Options } from '@grpc/proto-loader';
  * Defaults of absent scalars are not filled in, to keep decoding cheap.
  */
 const LOADER_OPTIONS: Options = { keepCase: true, longs: String, enums: String, defaults: false, arrays: true, objects: true, oneofs: true };
-
-/**
- * The package's proto/ folder: one level above the bundle (dist/index.js, ESM or CJS,
- * where tsup's shims give import.meta.url) or two above this source file (src/grpc/).
- */
-export function protoDirectory(): string {
-  for (const relative of ['../proto/', '../../proto/']) {
-    const directory = fileURLToPath(new URL(relative, import.meta.url));
-    if (existsSync(`${directory}grpc_service.proto`)) return directory;
-  }
-  throw new Error(`@tritium/frontend: its proto/ folder is missing (looked beside ${fileURLToPath(import.meta.url)})`);
-}
 
 /** Triton's inference service and gRPC's health service, as @grpc/grpc-js serves them. */
 export function loadServiceDefinitions(): { inference: ServiceDefinition; health: ServiceDefinition } {

@@ -1,5 +1,5 @@
 import { InferenceError, type LoadModelOptions } from '@tritium/core';
-import { modelConfigFromJson } from './model-config-json.js';
+import { modelConfigFromJson } from '../model-config-json.js';
 import { parameterValue, type WireParameter } from './wire-parameters.js';
 
 type RepositoryParameters = Readonly<Record<string, WireParameter>>;

@@ -1,5 +1,5 @@
 import type { Buffer } from 'node:buffer';
-import { invalid } from './http-errors.js';
+import { invalid } from '../wire-values.js';
 
 /**
  * The binary tensor data extension's `Inference-Header-Content-Length`: how many bytes of

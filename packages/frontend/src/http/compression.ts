@@ -1,7 +1,8 @@
 import type { Buffer } from 'node:buffer';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { HttpError, invalid } from './http-errors.js';
+import { invalid } from '../wire-values.js';
+import { HttpError } from './http-errors.js';
 
 /** The encodings Triton reads and writes ('deflate' is the zlib format, as HTTP means it). */
 export type ContentEncoding = 'gzip' | 'deflate';
@@ -14,8 +15,8 @@ const ENCODERS = { gzip: promisify(zlib.gzip), deflate: promisify(zlib.deflate) 
  * The body as sent before its Content-Encoding. Decompressed size counts against the
  * limit too, so a small compressed body cannot unfold into an unbounded one.
  */
-export async function decodeBody(body: Buffer, contentEncoding: string | undefined, limit: number): Promise<Buffer> {
-  const encoding = contentEncoding?.trim().toLowerCase();
+export async function decodeBody(body: Buffer, contentEncoding: string, limit: number): Promise<Buffer> {
+  const encoding = contentEncoding.trim().toLowerCase();
   if (!encoding || encoding === 'identity') return body;
   if (encoding !== 'gzip' && encoding !== 'deflate') {
     throw new HttpError(501, `unsupported Content-Encoding '${contentEncoding}': a request body may be gzip, deflate or identity`, {

@@ -1,17 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import { elementCount, InferenceError, type InferRequest, type InferResponse, type ModelMetadata, type TensorInput } from '@tritium/core';
-import { parameterOptions } from '../request-parameters.js';
+import { BytesElementBudget } from '../bytes-elements.js';
+import { EMPTY_FINAL_RESPONSE, parameterOptions } from '../request-parameters.js';
+import { describe, invalid, isJsonObject } from '../wire-values.js';
 import type { Handler } from './http-context.js';
-import { errorJson, invalid, refuseReservedParameters } from './http-errors.js';
+import { errorJson } from './http-errors.js';
 import { dataTypeOf } from './infer-request.js';
+import { idMember } from './infer-response.js';
 import { jsonDataText, jsonTensorData } from './json-tensor-data.js';
 import { requestBody } from './request-body.js';
-import { describe, isJsonObject, parseJsonObject, type JsonObject } from './request-json.js';
+import { parseJsonObject, type JsonObject } from './request-json.js';
 import { sendJson } from './responses.js';
 import type { Route } from './routes.js';
-
-/** Triton's request parameter that asks a stream for an empty last response marking its end. */
-const EMPTY_FINAL = 'triton_enable_empty_final_response';
 
 /**
  * Triton's generate extension: `/generate` answers one flat JSON object, and
@@ -19,19 +19,16 @@ const EMPTY_FINAL = 'triton_enable_empty_final_response';
  * model). The request's top-level keys (and those under `parameters`) that name model
  * inputs become tensors; the others are request parameters.
  */
-export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, bodyLimitBytes }, { model, version, action }, req, res) => {
+export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, bodyLimitBytes, connections }, { model, version, action }, req, res) => {
   const body = await requestBody(req, bodyLimitBytes);
   const json = parseJsonObject(body.toString('utf8'), 'generate request');
   const metadata = await server.modelMetadata(model, version);
   const { request, emptyFinal } = generateRequest(json, metadata, version);
-  // Only this request's stream is cancelled when its client goes, however long the model takes to answer.
   const abort = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
+  connections.cancelOnDisconnect(req, res, () => abort.abort());
   const responses = server.inferStream(model, { ...request, signal: abort.signal });
   if (action === 'generate') {
-    sendJson(res, 200, generateResponseJson(await onlyResponse(responses), request.id, false));
+    sendJson(res, 200, generateResponseJson(await onlyResponse(responses), request.id, undefined));
   } else {
     // A stream that ends without a response still names the version a request without one is served by.
     const served = { modelName: model, modelVersion: version ?? Math.max(...metadata.versions.map(Number)) };
@@ -42,11 +39,12 @@ export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ ser
 function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion: number | undefined): { request: InferRequest; emptyFinal: boolean } {
   const inputs: Record<string, TensorInput> = {};
   const parameters: Record<string, string | number | boolean> = {};
+  const bytesElements = new BytesElementBudget();
   let id: string | undefined;
   const read = (key: string, value: unknown) => {
     const input = metadata.inputs.find((i) => i.name === key);
     if (input) {
-      inputs[key] = inputTensor(key, dataTypeOf(`input '${key}'`, input.datatype), input.shape, value);
+      inputs[key] = inputTensor(key, dataTypeOf(`input '${key}'`, input.datatype), input.shape, value, bytesElements);
     } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
       parameters[key] = value;
     } else {
@@ -64,16 +62,17 @@ function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion
       read(key, value);
     }
   }
-  refuseReservedParameters(parameters, EMPTY_FINAL);
-  const emptyFinal = parameters[EMPTY_FINAL] ?? false;
-  if (typeof emptyFinal !== 'boolean') throw invalid(`parameter '${EMPTY_FINAL}' must be a boolean, got ${describe(emptyFinal)}`);
+  const emptyFinal = parameters[EMPTY_FINAL_RESPONSE] ?? false;
+  if (typeof emptyFinal !== 'boolean') throw invalid(`parameter '${EMPTY_FINAL_RESPONSE}' must be a boolean, got ${describe(emptyFinal)}`);
   return { request: { inputs, id, modelVersion, ...parameterOptions(parameters) }, emptyFinal };
 }
 
 /** A scalar or a list as a tensor of the input's datatype, shaped as Triton shapes it. */
-function inputTensor(name: string, datatype: TensorInput['datatype'], shape: readonly number[], value: unknown): TensorInput {
+function inputTensor(name: string, datatype: TensorInput['datatype'], shape: readonly number[], value: unknown, bytesElements: BytesElementBudget): TensorInput {
   const data = jsonTensorData(`input '${name}'`, Array.isArray(value) ? value : [value]);
-  return { datatype, shape: fitShape(name, shape, data.length), data };
+  const fitted = fitShape(name, shape, data.length);
+  bytesElements.take(name, datatype, fitted);
+  return { datatype, shape: fitted, data };
 }
 
 /**
@@ -125,18 +124,19 @@ async function onlyResponse(responses: AsyncGenerator<InferResponse>): Promise<I
  * ordinary JSON error with its status; an error after the stream began is an event
  * `data: {"error": ...}` (the 200 status is already sent), as in Triton. With
  * `emptyFinal` (the request's triton_enable_empty_final_response) each response says
- * it is not the last, and an empty one that says it is ends the stream.
+ * whether it is the last, as the model sent it, and a stream the model ended without a
+ * last response (the final flag alone) ends with an empty one that says it is.
  */
 async function streamEvents(res: ServerResponse, responses: AsyncGenerator<InferResponse>, id: string | undefined, emptyFinal: Served | undefined): Promise<void> {
   const first = await responses.next();
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-  let last: Served | undefined;
+  let last: InferResponse | undefined;
   try {
     for (let next = first; !next.done; next = await responses.next()) {
       last = next.value;
-      res.write(`data: ${generateResponseJson(next.value, id, emptyFinal !== undefined)}\n\n`);
+      res.write(`data: ${generateResponseJson(last, id, emptyFinal ? last.final === true : undefined)}\n\n`);
     }
-    if (emptyFinal) res.write(`data: ${responseHead(last ?? emptyFinal, id)},"triton_final_response":true}\n\n`);
+    if (emptyFinal && !last?.final) res.write(`data: ${responseHead(last ?? emptyFinal, id)},"triton_final_response":true}\n\n`);
   } catch (error) {
     res.write(`data: ${errorJson(error)}\n\n`);
   }
@@ -146,17 +146,20 @@ async function streamEvents(res: ServerResponse, responses: AsyncGenerator<Infer
 /** Which model version answered. */
 type Served = Pick<InferResponse, 'modelName' | 'modelVersion'>;
 
-/** Triton's generate response: flat, each output by name, a one-element output as a bare value. */
-function generateResponseJson(response: InferResponse, id: string | undefined, notFinal: boolean): string {
+/**
+ * Triton's generate response: flat, each output by name, a one-element output as a bare
+ * value; `final` (a stream's triton_final_response, when the client asked) after them.
+ */
+function generateResponseJson(response: InferResponse, id: string | undefined, final: boolean | undefined): string {
   let json = responseHead(response, id);
   for (const [name, tensor] of Object.entries(response.outputs)) {
     const data = jsonDataText(tensor);
     json += `,${JSON.stringify(name)}:${tensor.data.length === 1 ? data.slice(1, -1) : data}`;
   }
-  return `${json}${notFinal ? ',"triton_final_response":false' : ''}}`;
+  return `${json}${final === undefined ? '' : `,"triton_final_response":${final}`}}`;
 }
 
-/** The response object up to its outputs: `id` only when the request had one. */
+/** The response object up to its outputs. */
 function responseHead({ modelName, modelVersion }: Served, id: string | undefined): string {
-  return `{${id === undefined ? '' : `"id":${JSON.stringify(id)},`}"model_name":${JSON.stringify(modelName)},"model_version":"${modelVersion}"`;
+  return `{${idMember(id)}"model_name":${JSON.stringify(modelName)},"model_version":"${modelVersion}"`;
 }

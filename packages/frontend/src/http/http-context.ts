@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferenceServer } from '@tritium/core';
 import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
+import type { Connections } from './connections.js';
 import type { Route } from './routes.js';
 
 /** What every handler of one frontend shares. */
@@ -8,6 +9,8 @@ export interface HttpContext {
   readonly server: InferenceServer;
   readonly memory: SystemSharedMemory;
   readonly bodyLimitBytes: number;
+  /** The client connections, for cancelling what a request started when its client goes. */
+  readonly connections: Connections;
   /** `GET /v2`, written once: it does not change while the server runs. */
   readonly serverMetadataJson: string;
 }

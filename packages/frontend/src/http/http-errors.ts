@@ -31,16 +31,3 @@ export function statusOf(error: unknown): number {
 export function errorJson(error: unknown): string {
   return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
 }
-
-export function invalid(message: string): InferenceError {
-  return new InferenceError('INVALID_ARG', message);
-}
-
-/** Triton keeps request parameters named `triton_*` for itself; `allowed` is one a route reads. */
-export function refuseReservedParameters(parameters: object | undefined, allowed?: string): void {
-  for (const key of Object.keys(parameters ?? {})) {
-    if (key.startsWith('triton_') && key !== allowed) {
-      throw invalid(`parameter '${key}': parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified`);
-    }
-  }
-}

@@ -1,74 +1,73 @@
-import { Buffer } from 'node:buffer';
+import { constants } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { InferenceError, type InferenceServer } from '@tritium/core';
+import { integerOption } from '../frontend-options.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
+import { serverMetadata } from '../server-metadata.js';
 import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
+import { Connections } from './connections.js';
 import { generate } from './generate.js';
 import type { HttpContext } from './http-context.js';
-import { errorJson } from './http-errors.js';
 import { infer } from './infer-handler.js';
-import { allStatistics, health, modelInformation, serverMetadata } from './model-routes.js';
+import { allStatistics, health, modelInformation, serverInformation } from './model-routes.js';
 import { repositoryControl, repositoryIndex } from './repository-routes.js';
 import { sendError } from './responses.js';
 import { routeOf } from './routes.js';
-import { serverMetadataJson } from './server-metadata.js';
 import { sharedMemory } from './shared-memory-routes.js';
 
 export interface HttpFrontendOptions extends ListenOptions {
   /** The largest request body accepted, after decompression (Triton's --http-max-input-size). Default 64 MiB. */
   readonly bodyLimitBytes?: number;
+  /**
+   * How long close() lets requests in flight (a stream among them) finish before it cuts
+   * their connections off. Default 30 000 ms, as Triton's --exit-timeout-secs.
+   */
+  readonly closeTimeoutMs?: number;
 }
 
-const DEFAULT_BODY_LIMIT = 64 * 1024 * 1024;
+const FRONTEND = 'HTTP frontend';
 
 /**
  * Serves `server` over Triton's HTTP/REST protocol (KServe v2 with Triton's
  * extensions) on `options.host`:`options.port` (default 0.0.0.0:8000). close() stops
- * listening, lets requests in flight finish, closes idle keep-alive connections and
- * resolves once every connection is closed. While the server itself stops, the
- * frontend keeps answering, so health probes see it become not ready.
+ * listening, lets requests in flight finish (each connection closing after its last
+ * answer), closes idle connections and those still uploading a request, cuts off what
+ * is left after closeTimeoutMs, and resolves once every connection is closed. While the
+ * server itself stops, the frontend keeps answering, so health probes see it become
+ * not ready.
  */
 export async function startHttpFrontend(server: InferenceServer, options: HttpFrontendOptions = {}): Promise<RunningFrontend> {
   const host = options.host ?? '0.0.0.0';
-  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
-  if (!Number.isSafeInteger(bodyLimitBytes) || bodyLimitBytes < 1) {
-    throw new InferenceError('INVALID_ARG', `\`bodyLimitBytes\` must be a positive integer, got ${String(options.bodyLimitBytes)}`);
-  }
-  const shared = attachSharedMemory(server);
-  const context: HttpContext = { server, memory: shared.memory, bodyLimitBytes, serverMetadataJson: serverMetadataJson(server) };
-  // Each open connection and how many of its requests are in flight, so close() can end the idle ones and wait for the rest.
-  const connections = new Map<Socket, number>();
-  let closing: Promise<void> | undefined;
-
+  const requestedPort = integerOption(FRONTEND, 'port', options.port ?? 8000, 0, 65_535);
+  const bodyLimitBytes = integerOption(FRONTEND, 'bodyLimitBytes', options.bodyLimitBytes ?? 64 * 1024 * 1024, 1, constants.MAX_LENGTH);
+  const closeTimeoutMs = integerOption(FRONTEND, 'closeTimeoutMs', options.closeTimeoutMs ?? 30_000, 0, 2 ** 31 - 1);
   const http = createServer((req, res) => {
-    const socket = req.socket;
-    connections.set(socket, (connections.get(socket) ?? 0) + 1);
-    res.once('close', () => {
-      const active = connections.get(socket);
-      if (active === undefined) return;
-      connections.set(socket, active - 1);
-      if (closing && active === 1) socket.destroySoon();
-    });
+    connections.accept(req, res);
     void respond(context, req, res);
   });
-  http.on('connection', (socket: Socket) => {
-    connections.set(socket, 0);
-    socket.once('close', () => connections.delete(socket));
-  });
-  http.on('clientError', answerMalformed);
-
-  const port = await listen(http, options.port ?? 8000, host);
+  const connections = new Connections(http);
+  const shared = attachSharedMemory(server);
+  const context: HttpContext = { server, memory: shared.memory, bodyLimitBytes, connections, serverMetadataJson: JSON.stringify(serverMetadata(server)) };
+  let port: number;
+  try {
+    port = await listen(http, requestedPort, host);
+  } catch (error) {
+    shared.release();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
   return {
     host,
     port,
     close() {
       closing ??= new Promise<void>((resolve) => {
+        const cutOff = setTimeout(() => connections.destroyAll(), closeTimeoutMs);
         http.close(() => {
+          clearTimeout(cutOff);
           shared.release();
           resolve();
         });
-        for (const [socket, active] of connections) if (active === 0) socket.destroy();
+        connections.beginClosing();
       });
       return closing;
     },
@@ -80,7 +79,7 @@ async function respond(context: HttpContext, req: IncomingMessage, res: ServerRe
     const route = routeOf(req.method, req.url);
     switch (route.kind) {
       case 'server-metadata':
-        return await serverMetadata(context, route, req, res);
+        return await serverInformation(context, route, req, res);
       case 'health':
         return await health(context, route, req, res);
       case 'statistics':
@@ -109,22 +108,4 @@ function listen(http: ReturnType<typeof createServer>, port: number, host: strin
     });
     http.listen(port, host, () => resolve((http.address() as { port: number }).port));
   });
-}
-
-/** Node's parser refused the request (a truncated body, bytes that start no request): say why, and close. */
-function answerMalformed(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const [status, reason, message] =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'the request headers are too large']
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'the request was not received in time']
-        : error.code === 'HPE_INVALID_EOF_STATE'
-          ? [400, 'Bad Request', 'the connection ended before the request did: its body is shorter than its Content-Length']
-          : [400, 'Bad Request', `malformed HTTP request (${error.message}); after a request on this connection, its body may have been longer than its Content-Length`];
-  const body = errorJson(new Error(message));
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }

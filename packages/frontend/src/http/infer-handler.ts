@@ -1,7 +1,8 @@
 import { Buffer } from 'node:buffer';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { InferenceError, type InferenceServer } from '@tritium/core';
-import { deliverOutputs } from '../requested-outputs.js';
+import { InferenceError, type InferenceServer, type InferResponse } from '@tritium/core';
+import { modelFacts } from '../model-facts.js';
+import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
 import { inferenceHeaderLength } from './binary-inputs.js';
 import { compress, responseEncoding, type ContentEncoding } from './compression.js';
 import type { Handler } from './http-context.js';
@@ -16,7 +17,7 @@ import type { Route } from './routes.js';
  * inputs (or a raw binary one), answered with JSON and binary outputs, compressed as
  * Accept-Encoding asks. A client that disconnects cancels its inference.
  */
-export const infer: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, memory, bodyLimitBytes }, { model, version }, req, res) => {
+export const infer: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, memory, bodyLimitBytes, connections }, { model, version }, req, res) => {
   const body = await requestBody(req, bodyLimitBytes);
   const header = req.headers['inference-header-content-length'];
   const headerLength = inferenceHeaderLength(header, body.length);
@@ -24,34 +25,25 @@ export const infer: Handler<Extract<Route, { kind: 'model' }>> = async ({ server
     header !== undefined && headerLength === 0
       ? await rawBinaryRequest(server, model, version, body)
       : parseInferRequest(body, headerLength, header !== undefined, version, memory);
-  if (res.destroyed) return;
   const running = server.startInference(model, request.request);
-  res.once('close', () => {
-    if (!res.writableFinished) running.cancel();
-  });
-  const response = await running.response.catch(async (error) => {
+  connections.cancelOnDisconnect(req, res, () => running.cancel());
+  let response: InferResponse;
+  try {
+    response = await running.response;
+  } catch (error) {
     throw await decoupledRefusal(server, error, model, version);
-  });
-  const outputs = await deliverOutputs(server, response, request.outputs, memory);
-  await send(res, encodeInferResponse(response, outputs, request), responseEncoding(req.headers['accept-encoding']));
+  }
+  const outputs = plainOutputs(response, request.outputs) ?? (await deliverOutputs(server, response, request.outputs, memory));
+  const encoded = encodeInferResponse(response, outputs, request);
+  const encoding = responseEncoding(req.headers['accept-encoding']);
+  if (encoding) await sendCompressed(res, encoded, encoding);
+  else send(res, encoded);
 };
 
-/** Writes the JSON and the binary outputs with one writev, or the whole compressed. */
-async function send(res: ServerResponse, { json, binary }: EncodedInferResponse, encoding: ContentEncoding | undefined): Promise<void> {
+/** Writes the JSON and the binary outputs with one writev. */
+function send(res: ServerResponse, { json, binary }: EncodedInferResponse): void {
   const jsonLength = Buffer.byteLength(json);
-  const headers: OutgoingHttpHeaders = { 'content-type': binary.length ? 'application/octet-stream' : 'application/json' };
-  if (binary.length) headers['inference-header-content-length'] = jsonLength;
-  if (encoding) {
-    // As Triton, a body that fails to compress goes out as it is.
-    const compressed = await compress(binary.length ? Buffer.concat([Buffer.from(json), ...binary]) : Buffer.from(json), encoding).catch(() => undefined);
-    if (compressed) {
-      headers['content-encoding'] = encoding;
-      headers['content-length'] = compressed.length;
-      res.writeHead(200, headers);
-      res.end(compressed);
-      return;
-    }
-  }
+  const headers = headersFor(jsonLength, binary);
   let length = jsonLength;
   for (const bytes of binary) length += bytes.length;
   headers['content-length'] = length;
@@ -63,11 +55,28 @@ async function send(res: ServerResponse, { json, binary }: EncodedInferResponse,
   res.end();
 }
 
+/** Writes the whole response compressed; as Triton, one that fails to compress goes out as it is. */
+async function sendCompressed(res: ServerResponse, encoded: EncodedInferResponse, encoding: ContentEncoding): Promise<void> {
+  const { json, binary } = encoded;
+  const jsonBytes = Buffer.from(json);
+  const compressed = await compress(binary.length ? Buffer.concat([jsonBytes, ...binary]) : jsonBytes, encoding).catch(() => undefined);
+  if (!compressed) return send(res, encoded);
+  const headers = headersFor(jsonBytes.length, binary);
+  headers['content-encoding'] = encoding;
+  headers['content-length'] = compressed.length;
+  res.writeHead(200, headers);
+  res.end(compressed);
+}
+
+/** With binary outputs the body is octets, and Inference-Header-Content-Length says where their JSON ends (before compression). */
+function headersFor(jsonLength: number, binary: readonly Uint8Array[]): OutgoingHttpHeaders {
+  if (!binary.length) return { 'content-type': 'application/json' };
+  return { 'content-type': 'application/octet-stream', 'inference-header-content-length': jsonLength };
+}
+
 /** Core refuses a decoupled model on infer(); Triton's HTTP endpoint says so in its own words. */
 async function decoupledRefusal(server: InferenceServer, error: unknown, model: string, version: number | undefined): Promise<unknown> {
-  if (!(error instanceof InferenceError) || error.code !== 'UNSUPPORTED') return error;
-  const config = await server.modelConfig(model, version).catch(() => undefined);
-  if (!config?.model_transaction_policy?.decoupled) return error;
+  if (!(error instanceof InferenceError) || error.code !== 'UNSUPPORTED' || !(await modelFacts(server).isDecoupled(model, version))) return error;
   return new InferenceError(
     'UNSUPPORTED',
     `HTTP end point doesn't support models with decoupled transaction policy: model '${model}' may send any number of responses; use /generate_stream`,

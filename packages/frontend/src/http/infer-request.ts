@@ -1,24 +1,17 @@
 import type { Buffer } from 'node:buffer';
 import { DATA_TYPES, isDataType, tensorFromBytes, type DataType, type InferRequest, type TensorInput } from '@tritium/core';
-import { parameterOptions } from '../request-parameters.js';
+import { BytesElementBudget } from '../bytes-elements.js';
+import { EMPTY_FINAL_RESPONSE, parameterOptions, reservedParameter } from '../request-parameters.js';
 import { outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
 import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
+import { asCount, describe, invalid, isJsonObject } from '../wire-values.js';
 import { BinaryInputs } from './binary-inputs.js';
-import { invalid, refuseReservedParameters } from './http-errors.js';
 import { jsonTensorData } from './json-tensor-data.js';
-import {
-  describe,
-  isCount,
-  isJsonObject,
-  optionalBoolean,
-  optionalCount,
-  optionalObject,
-  optionalString,
-  parseJsonObject,
-  requiredField,
-  type JsonObject,
-} from './request-json.js';
+import { optionalBoolean, optionalCount, optionalObject, optionalString, parseJsonObject, requiredField, type JsonObject } from './request-json.js';
+
+/** The request parameter of the binary data extension: HTTP's own, read here and not passed to the model. */
+const BINARY_DATA_OUTPUT = 'binary_data_output';
 
 /** An inference request read off the wire, with how the client wants each output back. */
 export interface HttpInferRequest {
@@ -48,7 +41,8 @@ export function parseInferRequest(
 ): HttpInferRequest {
   const json = parseJsonObject(body.toString('utf8', 0, headerLength), 'inference request');
   const parameters = optionalObject(json, 'parameters', 'the inference request');
-  refuseReservedParameters(parameters);
+  // Triton's /infer takes no triton_ key at all: an answer here is one response, never a stream to end.
+  if (parameters !== undefined && Object.hasOwn(parameters, EMPTY_FINAL_RESPONSE)) throw reservedParameter(EMPTY_FINAL_RESPONSE);
   const binary = new BinaryInputs(body, headerLength, hasHeaderLength);
   const inputs = readInputs(json.inputs, binary, memory);
   binary.finish();
@@ -58,28 +52,30 @@ export function parseInferRequest(
     outputs: outputs?.map((output) => output.name),
     id: optionalString(json, 'id', 'the inference request'),
     modelVersion,
-    ...parameterOptions(parameters),
+    ...parameterOptions(parameters, [BINARY_DATA_OUTPUT]),
   };
-  return { request, outputs, binaryOutputs, binaryByDefault: optionalBoolean(parameters, 'binary_data_output', 'the request parameters') ?? false };
+  return { request, outputs, binaryOutputs, binaryByDefault: optionalBoolean(parameters, BINARY_DATA_OUTPUT, 'the request parameters') ?? false };
 }
 
 function readInputs(value: unknown, binary: BinaryInputs, memory: SystemSharedMemory): Record<string, TensorInput> {
   if (!Array.isArray(value)) throw invalid(`the inference request needs an 'inputs' array, got ${describe(value)}`);
   const inputs: Record<string, TensorInput> = {};
+  const bytesElements = new BytesElementBudget();
   value.forEach((input: unknown, index) => {
     if (!isJsonObject(input)) throw invalid(`input ${index} must be an object, got ${describe(input)}`);
     const name = requiredField(optionalString(input, 'name', `input ${index}`), 'name', `input ${index}`);
     if (Object.hasOwn(inputs, name)) throw invalid(`input '${name}' is given more than once`);
-    inputs[name] = readInput(name, input, binary, memory);
+    inputs[name] = readInput(name, input, binary, memory, bytesElements);
   });
   return inputs;
 }
 
 /** One input, from exactly one of: JSON `data`, binary data after the JSON, or a shared-memory region. */
-function readInput(name: string, input: JsonObject, binary: BinaryInputs, memory: SystemSharedMemory): TensorInput {
+function readInput(name: string, input: JsonObject, binary: BinaryInputs, memory: SystemSharedMemory, bytesElements: BytesElementBudget): TensorInput {
   const where = `input '${name}'`;
   const datatype = dataTypeOf(where, requiredField(optionalString(input, 'datatype', where), 'datatype', where));
   const shape = shapeOf(where, input.shape);
+  bytesElements.take(name, datatype, shape);
   const parameters = optionalObject(input, 'parameters', where);
   const binarySize = optionalCount(parameters, 'binary_data_size', `${where} parameters`);
   const fromData = input.data !== undefined;
@@ -119,6 +115,9 @@ export function dataTypeOf(where: string, datatype: string): DataType {
 }
 
 function shapeOf(where: string, shape: unknown): number[] {
-  if (Array.isArray(shape) && shape.every(isCount)) return shape;
-  throw invalid(`${where}: 'shape' must be an array of non-negative integers, got ${shape === undefined ? 'nothing' : JSON.stringify(shape)}`);
+  if (!Array.isArray(shape)) throw invalid(`${where}: 'shape' must be an array of non-negative integers, got ${describe(shape)}`);
+  if (shape.every((dim) => asCount(dim) !== undefined)) return shape as number[];
+  // Shown as sent unless it holds arrays or objects, which may nest deeper than a stack.
+  const shown = shape.every((dim) => dim === null || typeof dim !== 'object') ? JSON.stringify(shape) : 'an array holding arrays or objects';
+  throw invalid(`${where}: 'shape' must be an array of non-negative integers, got ${shown}`);
 }

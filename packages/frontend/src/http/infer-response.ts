@@ -12,14 +12,13 @@ export interface EncodedInferResponse {
 
 /**
  * Writes Triton's inference response JSON as text, with no intermediate object per
- * output or element: `id` only when the request had one, `model_version` as a string,
+ * output or element: `id` as idMember writes it, `model_version` as a string,
  * and per output its data (JSON), its `binary_data_size` (binary data extension) or
  * where it was written (shared memory).
  */
 export function encodeInferResponse(response: InferResponse, outputs: readonly DeliveredOutput[], request: HttpInferRequest): EncodedInferResponse {
   const binary: Uint8Array[] = [];
-  let json = request.request.id === undefined ? '{' : `{"id":${JSON.stringify(response.id)},`;
-  json += `"model_name":${JSON.stringify(response.modelName)},"model_version":"${response.modelVersion}","outputs":[`;
+  let json = `{${idMember(request.request.id)}"model_name":${JSON.stringify(response.modelName)},"model_version":"${response.modelVersion}","outputs":[`;
   outputs.forEach(({ name, tensor, sharedMemory }, index) => {
     json += `${index ? ',' : ''}{"name":${JSON.stringify(name)},"datatype":"${tensor.datatype}","shape":[${tensor.shape.join(',')}],`;
     if (sharedMemory) {
@@ -34,4 +33,9 @@ export function encodeInferResponse(response: InferResponse, outputs: readonly D
     }
   });
   return { json: `${json}]}`, binary };
+}
+
+/** A response's `"id":...,` member: the request's own id, and only one that is not empty, as Triton writes it. */
+export function idMember(id: string | undefined): string {
+  return id ? `"id":${JSON.stringify(id)},` : '';
 }

@@ -1,6 +1,5 @@
 import { bytesElementToString, fromBf16, fromFp16, type BytesElement, type Tensor, type TensorInput } from '@tritium/core';
-import { invalid } from './http-errors.js';
-import { describe } from './request-json.js';
+import { describe, invalid } from '../wire-values.js';
 
 /**
  * A JSON tensor's `data` as core takes it: flat as sent, or nested arrays flattened in
@@ -9,7 +8,24 @@ import { describe } from './request-json.js';
  */
 export function jsonTensorData(where: string, data: unknown): TensorInput['data'] {
   if (!Array.isArray(data)) throw invalid(`${where}: 'data' must be an array, got ${describe(data)}`);
-  return data.some(Array.isArray) ? data.flat(Infinity) : data;
+  return (data.some(Array.isArray) ? flatten(data) : data) as TensorInput['data'];
+}
+
+/** Nested arrays' elements in row-major order, walked with a stack of its own: a client's nesting may be deeper than the call stack. */
+function flatten(data: readonly unknown[]): unknown[] {
+  const flat: unknown[] = [];
+  const stack: Array<{ readonly array: readonly unknown[]; next: number }> = [{ array: data, next: 0 }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    if (top.next === top.array.length) {
+      stack.pop();
+      continue;
+    }
+    const element = top.array[top.next++];
+    if (Array.isArray(element)) stack.push({ array: element, next: 0 });
+    else flat.push(element);
+  }
+  return flat;
 }
 
 /**

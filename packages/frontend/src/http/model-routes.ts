@@ -1,12 +1,12 @@
 import { modelConfigToJson } from '@tritium/core';
 import type { Handler } from './http-context.js';
-import { invalid } from './http-errors.js';
+import { invalid } from '../wire-values.js';
 import { sendEmpty, sendJson } from './responses.js';
 import type { Route } from './routes.js';
 
 type RouteOf<K extends Route['kind']> = Extract<Route, { kind: K }>;
 
-export const serverMetadata: Handler<RouteOf<'server-metadata'>> = (context, _route, _req, res) => {
+export const serverInformation: Handler<RouteOf<'server-metadata'>> = (context, _route, _req, res) => {
   sendJson(res, 200, context.serverMetadataJson);
 };
 

@@ -1,6 +1,7 @@
 import type { Buffer } from 'node:buffer';
 import { dataTypeFromConfig, elementByteSize, tensorFromBytes, type InferenceServer, type TensorInput } from '@tritium/core';
-import { invalid } from './http-errors.js';
+import { modelFacts } from '../model-facts.js';
+import { invalid } from '../wire-values.js';
 import type { HttpInferRequest } from './infer-request.js';
 
 /**
@@ -10,8 +11,7 @@ import type { HttpInferRequest } from './infer-request.js';
  * takes the body as its one element. Every output comes back as binary data.
  */
 export async function rawBinaryRequest(server: InferenceServer, model: string, modelVersion: number | undefined, body: Buffer): Promise<HttpInferRequest> {
-  const config = await server.modelConfig(model, modelVersion);
-  const inputs = config.input ?? [];
+  const { inputs, maxBatchSize } = await modelFacts(server).of(model, modelVersion);
   if (inputs.length !== 1) {
     throw invalid(`Raw request must only have 1 input (found 1) to be deduced but got ${inputs.length} inputs in '${model}' model configuration`);
   }
@@ -19,7 +19,7 @@ export async function rawBinaryRequest(server: InferenceServer, model: string, m
   const name = input.name!;
   const datatype = dataTypeFromConfig(input.data_type!);
   const dims = (input.dims ?? []).map(Number);
-  const shape = (config.max_batch_size ?? 0) > 0 ? [1, ...dims] : dims;
+  const shape = maxBatchSize > 0 ? [1, ...dims] : dims;
   const variable = shape.indexOf(-1);
   if (variable !== shape.lastIndexOf(-1)) {
     throw invalid(`The shape of the raw input '${name}' can not be deduced because there are more than one variable-sized dimension`);

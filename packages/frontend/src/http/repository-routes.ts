@@ -1,8 +1,9 @@
 import { InferenceError, type ModelConfig } from '@tritium/core';
+import { modelConfigFromJson } from '../model-config-json.js';
+import { describe, invalid } from '../wire-values.js';
 import type { Handler } from './http-context.js';
-import { invalid } from './http-errors.js';
 import { optionalJsonBody } from './request-body.js';
-import { describe, isJsonObject, optionalBoolean, optionalObject, type JsonObject } from './request-json.js';
+import { optionalBoolean, optionalObject, type JsonObject } from './request-json.js';
 import { sendEmpty, sendJson } from './responses.js';
 import type { Route } from './routes.js';
 
@@ -32,9 +33,9 @@ export const repositoryControl: Handler<Extract<Route, { kind: 'repository-contr
 };
 
 /**
- * Triton's load parameters: `config`, the model configuration as a JSON string, which
- * replaces config.pbtxt for this load; `file:<path>` parameters (model files sent with
- * the request) are not supported.
+ * Triton's load parameters: `config`, the model configuration as a JSON string (protobuf's
+ * JSON form, as the model-config endpoint writes it), which replaces config.pbtxt for this
+ * load; `file:<path>` parameters (model files sent with the request) are not supported.
  */
 function configOverride(parameters: JsonObject | undefined): ModelConfig | undefined {
   let config: ModelConfig | undefined;
@@ -44,19 +45,7 @@ function configOverride(parameters: JsonObject | undefined): ModelConfig | undef
       throw new InferenceError('UNSUPPORTED', `load parameter '${name}': model files cannot be sent with a load request; put them in the model repository`);
     }
     if (name !== 'config') throw invalid(`unknown load parameter '${name}': a load takes 'config' (the model configuration as JSON)`);
-    config = parseConfig(value);
+    config = modelConfigFromJson(value);
   }
   return config;
-}
-
-function parseConfig(text: string): ModelConfig {
-  let config: unknown;
-  try {
-    config = JSON.parse(text);
-  } catch (error) {
-    throw invalid(`load parameter 'config' must be a model configuration in JSON: ${(error as Error).message}`);
-  }
-  if (!isJsonObject(config)) throw invalid(`load parameter 'config' must be a JSON object, got ${describe(config)}`);
-  // Core checks it field by field against model_config.proto, naming any field at fault.
-  return config as ModelConfig;
 }

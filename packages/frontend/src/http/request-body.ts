@@ -31,7 +31,8 @@ export async function requestBody(req: IncomingMessage, limit: number): Promise<
     // The client went away (or the parser refused the rest of the request, and answered it).
     req.once('error', () => reject(new InferenceError('CANCELLED', 'the client closed the connection before the request body was complete')));
   });
-  return decodeBody(body, req.headers['content-encoding'], limit);
+  const encoding = req.headers['content-encoding'];
+  return encoding === undefined ? body : decodeBody(body, encoding, limit);
 }
 
 /** A control request's JSON object; undefined for an empty body, which those requests may send. */

@@ -1,11 +1,7 @@
-import { invalid } from './http-errors.js';
+import { asCount, describe, invalid, isJsonObject } from '../wire-values.js';
 
 /** A JSON object as parsed: fields not yet checked. */
 export type JsonObject = Record<string, unknown>;
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Parses a request's JSON, which must be an object; `what` names it in errors. */
 export function parseJsonObject(text: string, what: string): JsonObject {
@@ -44,7 +40,7 @@ export function optionalObject(object: JsonObject | undefined, field: string, wh
 
 export function optionalCount(object: JsonObject | undefined, field: string, where: string): number | undefined {
   const value = object?.[field];
-  if (value === undefined || isCount(value)) return value;
+  if (value === undefined || asCount(value) !== undefined) return value as number | undefined;
   throw wrongType(where, field, 'a non-negative integer', value);
 }
 
@@ -53,17 +49,6 @@ export function requiredField<T>(value: T | undefined, field: string, where: str
   return value;
 }
 
-export function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-}
-
 function wrongType(where: string, field: string, expected: string, value: unknown) {
   return invalid(`${where}: '${field}' must be ${expected}, got ${describe(value)}`);
-}
-
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return typeof value === 'string' ? `the string ${JSON.stringify(value)}` : `${typeof value} ${String(value)}`;
 }

@@ -19,7 +19,8 @@ export function sendEmpty(res: ServerResponse, status = 200): void {
  * client has gone, or when the parser already answered a malformed request on the socket.
  */
 export function sendError(res: ServerResponse, error: unknown): void {
-  if (res.writableEnded || res.destroyed || !res.socket?.writable) return;
+  // The connection's socket: a pipelined response has none of its own until its turn comes.
+  if (res.writableEnded || res.destroyed || !res.req.socket.writable) return;
   if (res.headersSent) {
     // A body already under way cannot turn into an error: cut it short so the client sees it fail.
     res.destroy();

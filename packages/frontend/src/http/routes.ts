@@ -1,4 +1,5 @@
 import { InferenceError } from '@tritium/core';
+import { modelVersion } from '../model-version.js';
 import { HttpError } from './http-errors.js';
 
 export type ModelAction = 'metadata' | 'ready' | 'config' | 'stats' | 'infer' | 'generate' | 'generate_stream';
@@ -103,9 +104,10 @@ function segment(part: string | undefined): string | undefined {
   }
 }
 
+/** A path's version: digits, or no route at all (as Triton's route pattern takes digits only); read as both protocols read versions. */
 function versionOf(part: string | undefined): number {
   if (part === undefined || !/^\d+$/.test(part)) {
     throw new InferenceError('NOT_FOUND', `Not Found: model version '${part ?? ''}' in the path must be a non-negative integer`);
   }
-  return Number(part);
+  return modelVersion(part)!;
 }

@@ -1,6 +1,6 @@
 import { InferenceError } from '@tritium/core';
 import type { Handler } from './http-context.js';
-import { invalid } from './http-errors.js';
+import { invalid } from '../wire-values.js';
 import { optionalJsonBody } from './request-body.js';
 import { optionalCount, optionalString, requiredField } from './request-json.js';
 import { sendEmpty, sendJson } from './responses.js';

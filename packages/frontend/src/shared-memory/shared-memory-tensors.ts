@@ -1,5 +1,6 @@
-import { InferenceError, tensorFromBytes, type DataType, type Tensor } from '@tritium/core';
+import { tensorFromBytes, type DataType, type Tensor } from '@tritium/core';
 import type { WireParameters } from '../request-parameters.js';
+import { asCount, describe, invalid } from '../wire-values.js';
 import type { SharedMemoryRef, SystemSharedMemory } from './system-shared-memory.js';
 
 /**
@@ -10,10 +11,10 @@ export function sharedMemoryRef(name: string, role: 'input' | 'output', paramete
   const region = parameters?.shared_memory_region;
   if (region === undefined) return undefined;
   if (typeof region !== 'string' || region === '') {
-    throw new InferenceError('INVALID_ARG', `${role} '${name}': parameter 'shared_memory_region' must be a region name`);
+    throw invalid(`${role} '${name}': parameter 'shared_memory_region' must be a region name`);
   }
   const size = parameters?.shared_memory_byte_size;
-  if (size === undefined) throw new InferenceError('INVALID_ARG', `${role} '${name}': 'shared_memory_byte_size' is required with 'shared_memory_region'`);
+  if (size === undefined) throw invalid(`${role} '${name}': 'shared_memory_byte_size' is required with 'shared_memory_region'`);
   return {
     region,
     offset: count(name, role, 'shared_memory_offset', parameters?.shared_memory_offset ?? 0),
@@ -34,7 +35,7 @@ export function sharedMemoryInput(
 }
 
 function count(name: string, role: string, parameter: string, value: unknown): number {
-  const number = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof number === 'number' && Number.isSafeInteger(number) && number >= 0) return number;
-  throw new InferenceError('INVALID_ARG', `${role} '${name}': parameter '${parameter}' must be a non-negative integer, got ${String(value)}`);
+  const number = asCount(value);
+  if (number === undefined) throw invalid(`${role} '${name}': parameter '${parameter}' must be a non-negative integer, got ${describe(value)}`);
+  return number;
 }

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { InferenceError, type InferenceServer } from '@tritium/core';
+import { asCount, invalid } from '../wire-values.js';
 
 /** Where a tensor lies in a registered region: Triton's `shared_memory_region/offset/byte_size` parameters. */
 export interface SharedMemoryRef {
@@ -31,26 +32,26 @@ export class SystemSharedMemory {
   private readonly regions = new Map<string, Region>();
 
   register(name: string, key: string, offset: number, byteSize: number): void {
-    if (!name) throw new InferenceError('INVALID_ARG', 'a shared-memory region needs a name');
+    if (!name) throw invalid('a shared-memory region needs a name');
     if (this.regions.has(name)) {
       throw new InferenceError('ALREADY_EXISTS', `shared memory region '${name}' is already registered`);
     }
     if (!/^\/?[^/\0]+$/.test(key) || key === '/.' || key === '/..' || key === '.' || key === '..') {
-      throw new InferenceError('INVALID_ARG', `shared memory key '${key}' is not a POSIX shared-memory name (one '/' at most, at the start)`);
+      throw invalid(`shared memory key '${key}' is not a POSIX shared-memory name (one '/' at most, at the start)`);
     }
-    if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(byteSize) || byteSize < 0) {
-      throw new InferenceError('INVALID_ARG', `shared memory region '${name}': offset and byte_size must be non-negative integers`);
+    if (asCount(offset) === undefined || asCount(byteSize) === undefined) {
+      throw invalid(`shared memory region '${name}': offset and byte_size must be non-negative integers`);
     }
     let fd: number;
     try {
       fd = openSync(`/dev/shm/${key.replace(/^\//, '')}`, 'r+');
     } catch (error) {
-      throw new InferenceError('INVALID_ARG', `unable to open shared memory region '${name}' (key '${key}'): ${(error as Error).message}`);
+      throw invalid(`unable to open shared memory region '${name}' (key '${key}'): ${(error as Error).message}`);
     }
     const size = fstatSync(fd).size;
     if (offset + byteSize > size) {
       closeSync(fd);
-      throw new InferenceError('INVALID_ARG', `shared memory region '${name}': offset ${offset} + byte_size ${byteSize} exceeds the ${size} bytes of key '${key}'`);
+      throw invalid(`shared memory region '${name}': offset ${offset} + byte_size ${byteSize} exceeds the ${size} bytes of key '${key}'`);
     }
     this.regions.set(name, { name, key, offset, byteSize, fd });
   }
@@ -76,7 +77,7 @@ export class SystemSharedMemory {
     const bytes = new Uint8Array(ref.byteSize);
     for (let done = 0; done < bytes.length; ) {
       const read = readSync(region.fd, bytes, done, bytes.length - done, region.offset + ref.offset + done);
-      if (read === 0) throw new InferenceError('INVALID_ARG', `shared memory region '${ref.region}' was truncated under the request`);
+      if (read === 0) throw invalid(`shared memory region '${ref.region}' was truncated under the request`);
       done += read;
     }
     return bytes;
@@ -85,7 +86,7 @@ export class SystemSharedMemory {
   /** Writes `bytes` at `ref`, which must have room for them. */
   write(ref: SharedMemoryRef, bytes: Uint8Array): void {
     if (bytes.length > ref.byteSize) {
-      throw new InferenceError('INVALID_ARG', `shared memory region '${ref.region}': the output needs ${bytes.length} bytes, only ${ref.byteSize} were given`);
+      throw invalid(`shared memory region '${ref.region}': the output needs ${bytes.length} bytes, only ${ref.byteSize} were given`);
     }
     const region = this.within(ref);
     for (let done = 0; done < bytes.length; ) {
@@ -101,8 +102,8 @@ export class SystemSharedMemory {
 
   private within(ref: SharedMemoryRef): Region {
     const region = this.region(ref.region);
-    if (!Number.isSafeInteger(ref.offset) || ref.offset < 0 || !Number.isSafeInteger(ref.byteSize) || ref.byteSize < 0 || ref.offset + ref.byteSize > region.byteSize) {
-      throw new InferenceError('INVALID_ARG', `shared memory region '${ref.region}': offset ${ref.offset} + byte_size ${ref.byteSize} is outside its ${region.byteSize} bytes`);
+    if (asCount(ref.offset) === undefined || asCount(ref.byteSize) === undefined || ref.offset + ref.byteSize > region.byteSize) {
+      throw invalid(`shared memory region '${ref.region}': offset ${ref.offset} + byte_size ${ref.byteSize} is outside its ${region.byteSize} bytes`);
     }
     return region;
   }
