@@ -3,4 +3,4 @@ export { SystemSharedMemory, type SharedMemoryRef, type SharedMemoryRegionStatus
 export { startMetricsFrontend, METRICS_PATH, DEFAULT_METRICS_PORT, METRICS_CONTENT_TYPE } from './metrics/metrics-frontend.js';
 export { startHttpFrontend, type HttpFrontendOptions } from './http/http-frontend.js';
 export { startGrpcFrontend, type GrpcFrontendOptions } from './grpc/grpc-frontend.js';
-export { protoDirectory } from './grpc/proto-definitions.js';
+export { protoDirectory } from './proto-directory.js';
