@@ -121,12 +121,34 @@ describe('ModelStreamInfer', () => {
       ['unknown', expect.stringMatching(/'nope'/)],
       ['bad-type', expect.stringMatching(/unknown datatype 'FP8'/)],
       ['fails', expect.stringMatching(/asked to fail: on purpose/)],
-      ['bad-flag', expect.stringMatching(/'triton_enable_empty_final_response' must be a bool_param/)],
+      ['bad-flag', expect.stringMatching(/'triton_enable_empty_final_response' takes bool_param, not int64_param/)],
       ['good', ''],
     ]);
     expect(answers[0].infer_response).toMatchObject({ model_name: 'nope', outputs: [] });
     stream.write(repeat('after', { count: { int64_param: 1 } }));
     expect((await read.take(1))[0].error_message).toBe('');
+    await read.end();
+  });
+
+  it("carries each request's own id, empty when it gave none, alike on answers, streamed responses and errors", async () => {
+    const client = await fx.start({ simple: SIMPLE, repeat: REPEAT });
+    const stream = client.stream();
+    const read = reader(stream);
+    const anonymous = <T extends { id?: string }>({ id: _id, ...request }: T) => request;
+    stream.write(anonymous(simple('', 1)));
+    stream.write({ ...anonymous(simple('', 1)), model_name: 'nope' });
+    stream.write(anonymous(repeat('', { count: { int64_param: 2 }, triton_enable_empty_final_response: { bool_param: true } })));
+    // The decoupled model's responses may come before or between the others.
+    const answers = await read.take(5);
+    expect(answers.map((a) => [a.infer_response.model_name, a.infer_response.id, a.error_message === '']).sort()).toEqual([
+      ['nope', '', false],
+      ['repeat', '', true],
+      ['repeat', '', true],
+      ['repeat', '', true],
+      ['simple', '', true],
+    ]);
+    stream.write(simple('named', 2));
+    expect((await read.take(1))[0].infer_response.id).toBe('named');
     await read.end();
   });
 

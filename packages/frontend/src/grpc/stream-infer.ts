@@ -1,9 +1,8 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { InferenceError, type RunningInference } from '@tritium/core';
-import { deliverOutputs } from '../requested-outputs.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
-import { encodeInferResponse, type InferResponseMessage } from './infer-response.js';
-import { inferOnce } from './model-infer.js';
+import type { InferResponseMessage } from './infer-response.js';
+import { encodeAnswer, inferOnce } from './model-infer.js';
 import type { ServingContext } from './serving-context.js';
 import { inferParameter } from './wire-parameters.js';
 
@@ -97,14 +96,13 @@ class InferStream {
 
   /** A decoupled request: each response as it comes, then Triton's empty final response if the client asked for one. */
   private async stream(message: InferRequestMessage, decoded: DecodedInferRequest): Promise<void> {
-    const { server, memory } = this.context;
+    const { server } = this.context;
     const signal = (this.abort ??= new AbortController()).signal;
     let final = false;
     try {
       for await (const response of server.inferStream(decoded.model, { ...decoded.request, signal })) {
         final = response.final === true;
-        const outputs = await deliverOutputs(server, response, decoded.outputs, memory);
-        this.write({ infer_response: encodeInferResponse(response, outputs, final ? FINAL : NOT_FINAL) });
+        this.write({ infer_response: await encodeAnswer(this.context, decoded, response, final ? FINAL : NOT_FINAL) });
       }
       if (decoded.emptyFinalResponse && !final) this.write({ infer_response: { ...origin(message), parameters: FINAL } });
     } catch (error) {
