@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { status } from '@grpc/grpc-js';
+import { status, type StatusObject } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { modelConfigToJson } from '@tritium/core';
@@ -254,6 +254,25 @@ describe('starting and closing', () => {
     expect(new Float32Array(Uint8Array.from(response.raw_output_contents[0]).buffer)).toEqual(Float32Array.from([1, 2, 3, 4]));
     await closed;
     await expectStatus(client.call('ServerLive'), status.UNAVAILABLE, /.*/);
+  });
+
+  it("answers new requests on a stream left open during close with Triton's UNAVAILABLE, and lets those in flight finish", async () => {
+    const client = await fx.start({ simple: SIMPLE }, {}, { closeTimeoutMs: 10_000 });
+    const stream = client.stream();
+    const messages: Message[] = [];
+    stream.on('data', (message: Message) => messages.push(message));
+    const ended = new Promise<StatusObject>((resolve) => stream.on('status', resolve));
+    stream.write({ ...fp32Input([1, 2, 3, 4]), id: 'before', parameters: { delay_ms: { int64_param: 400 } } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = fx.frontend!.close();
+    stream.write({ ...fp32Input([1, 2, 3, 4]), id: 'during' });
+    stream.end();
+    expect((await ended).code).toBe(status.OK);
+    await closed;
+    expect(messages.map((m) => [m.infer_response.id, m.error_message])).toEqual([
+      ['before', ''],
+      ['during', 'GRPC server is shutting down and has stopped accepting new requests.'],
+    ]);
   });
 
   it('cuts off a stream left open after closeTimeoutMs, cancelling its requests', async () => {
