@@ -54,6 +54,13 @@ describe('ModelInfer', () => {
     expect(response.outputs[0].contents).toBeNull();
   });
 
+  it("answers with the request's own id, and an empty one when the request gave none (as Triton)", async () => {
+    const client = await fx.start({ simple: SIMPLE });
+    expect((await client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4], { id: 'mine' }))).id).toBe('mine');
+    expect((await client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4]))).id).toBe('');
+    expect((await client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4]))).id).toBe('');
+  });
+
   it('returns only the outputs asked for, in the order asked', async () => {
     const client = await fx.start({ two: TWO });
     const response = await client.call('ModelInfer', {
@@ -178,6 +185,32 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "label
     expect(await step(5, { sequence_id: { string_param: 'other' }, sequence_end: { bool_param: true } })).toBe(15);
   });
 
+  it("reads Triton's own parameters as Triton does: a negative int64 sequence_id as unsigned, any uint64 priority, binary_data_output as the model's", async () => {
+    const client = await fx.start({ acc: ACCUMULATE });
+    const step = (value: number, parameters: object) =>
+      client.call('ModelInfer', { model_name: 'acc', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 1] }], raw_input_contents: [raw(Float32Array.from([value]))], parameters });
+    await step(1, { sequence_id: { int64_param: '-5' }, sequence_start: { bool_param: true }, priority: { uint64_param: '18446744073709551615' } });
+    const response = await step(2, { sequence_id: { int64_param: '-5' }, sequence_end: { bool_param: true }, binary_data_output: { bool_param: true } });
+    expect(values('FP32', response.raw_output_contents[0], 1)).toEqual([3]);
+    const [first, second] = fx.probe.batches.map((batch) => batch[0]!);
+    expect(first!.sequence?.id).toBe(2n ** 64n - 5n);
+    // Beyond every priority level: the model's default one.
+    expect(first!.priority).toBe(Number.MAX_SAFE_INTEGER);
+    expect(second!.parameters).toEqual({ binary_data_output: true });
+  });
+
+  it.each([
+    ['sequence_id', { double_param: 1 }, 'int64_param or string_param, not double_param'],
+    ['sequence_id', { uint64_param: '1' }, 'int64_param or string_param, not uint64_param'],
+    ['priority', { double_param: 1 }, 'int64_param or uint64_param, not double_param'],
+    ['timeout', { double_param: 1 }, 'int64_param, not double_param'],
+    ['timeout', { uint64_param: '1' }, 'int64_param, not uint64_param'],
+    ['sequence_start', { int64_param: 1 }, 'bool_param, not int64_param'],
+  ])("refuses Triton's parameter %s given as %o, as Triton", async (name, parameter, expected) => {
+    const client = await fx.start({ simple: SIMPLE });
+    await expectStatus(client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4], { parameters: { [name]: parameter } })), status.INVALID_ARGUMENT, `request parameter '${name}' takes ${expected}`);
+  });
+
   it('refuses a decoupled model, as Triton, pointing to ModelStreamInfer', async () => {
     const client = await fx.start({ rep: REPEAT });
     await expectStatus(
@@ -216,7 +249,7 @@ describe('ModelInfer with bad input', () => {
     ['too few typed values', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], contents: { fp32_contents: [1, 2] } }] }, status.INVALID_ARGUMENT, /expected 4 elements/],
     ['a parameter without a value', fp32Request('simple', [1, 2, 3, 4], { parameters: { empty: {} } }), status.INVALID_ARGUMENT, /parameter 'empty' has no value/],
     ['a sequence flag without an id', fp32Request('simple', [1, 2, 3, 4], { parameters: { sequence_start: { bool_param: true } } }), status.INVALID_ARGUMENT, /need a non-zero 'sequence_id'/],
-    ['a sequence flag of the wrong kind', fp32Request('simple', [1, 2, 3, 4], { parameters: { sequence_id: { int64_param: 3 }, sequence_end: { int64_param: 1 } } }), status.INVALID_ARGUMENT, /'sequence_end' must be a boolean/],
+    ['a sequence flag of the wrong kind', fp32Request('simple', [1, 2, 3, 4], { parameters: { sequence_id: { int64_param: 3 }, sequence_end: { int64_param: 1 } } }), status.INVALID_ARGUMENT, /'sequence_end' takes bool_param, not int64_param/],
     ['a bad classification count', fp32Request('simple', [1, 2, 3, 4], { outputs: [{ name: 'OUTPUT0', parameters: { classification: { int64_param: 0 } } }] }), status.INVALID_ARGUMENT, /'classification' must be a positive integer/],
     ['an unknown output', fp32Request('simple', [1, 2, 3, 4], { outputs: [{ name: 'OUT9' }] }), status.INVALID_ARGUMENT, /OUT9/],
     ['an unregistered shared-memory region', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], parameters: { shared_memory_region: { string_param: 'none' }, shared_memory_byte_size: { int64_param: 16 } } }] }, status.NOT_FOUND, /'none'/],

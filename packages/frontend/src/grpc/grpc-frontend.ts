@@ -6,6 +6,7 @@ import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
 import { healthService } from './health-service.js';
 import { inferenceService } from './inference-service.js';
 import { loadServiceDefinitions } from './proto-definitions.js';
+import type { ServingContext } from './serving-context.js';
 
 export interface GrpcFrontendOptions extends ListenOptions {
   /** The largest message received or sent, in bytes. Default 2^31-1, Triton's (INT32_MAX). */
@@ -33,10 +34,13 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
   checkInteger('closeTimeoutMs', closeTimeoutMs, 0, 2 ** 31 - 1);
 
   const definitions = loadServiceDefinitions();
+  // Channelz stays on though nothing serves it: without it @grpc/grpc-js (1.14) does not
+  // track its sessions, and forceShutdown() then cannot cut off the calls left at close.
   const grpcServer = new Server({ 'grpc.max_receive_message_length': maxMessageBytes, 'grpc.max_send_message_length': maxMessageBytes });
   const shared = attachSharedMemory(server);
   const release = () => shared.release();
-  grpcServer.addService(definitions.inference, inferenceService({ server, memory: shared.memory, decoupled: modelFacts(server) }));
+  const context: ServingContext = { server, memory: shared.memory, decoupled: modelFacts(server), closing: false };
+  grpcServer.addService(definitions.inference, inferenceService(context));
   grpcServer.addService(definitions.health, healthService(server));
 
   let port: number;
@@ -46,11 +50,14 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
     release();
     throw new InferenceError('UNAVAILABLE', `the gRPC frontend cannot listen on ${host}:${requestedPort}: ${(error as Error).message}`);
   }
-  let closing: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   return {
     host,
     port,
-    close: () => (closing ??= shutdown(grpcServer, closeTimeoutMs).finally(release)),
+    close: () => {
+      context.closing = true;
+      return (stopped ??= shutdown(grpcServer, closeTimeoutMs).finally(release));
+    },
   };
 }
 

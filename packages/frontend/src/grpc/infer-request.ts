@@ -1,10 +1,10 @@
 import { InferenceError, isDataType, tensorFromBytes, type InferRequest, type TensorInput } from '@tritium/core';
-import { parameterOptions } from '../request-parameters.js';
 import { outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
 import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
 import { modelVersion } from '../model-version.js';
 import { tensorFromContents, type TensorContents } from './tensor-contents.js';
+import { requestParameters } from './triton-parameters.js';
 import { parameterValues, type WireParameter } from './wire-parameters.js';
 
 type WireParameterMap = Readonly<Record<string, WireParameter>>;
@@ -29,31 +29,30 @@ export interface InferRequestMessage {
 /** A ModelInferRequest as the server takes it. */
 export interface DecodedInferRequest {
   readonly model: string;
+  /** The request's own id, '' when it gave none: every answer to the request carries it, as in Triton. */
+  readonly id: string;
   readonly request: InferRequest;
-  /** What the client asked of its outputs (classification, shared memory), for deliverOutputs; undefined for all outputs as they are. */
+  /** The requested outputs when one asks for classification or shared memory (for deliverOutputs); else undefined, and every output comes as the model gave it. */
   readonly outputs: OutputRequest[] | undefined;
   /** Triton's `triton_enable_empty_final_response`: a decoupled stream's end is reported by a response of its own. */
   readonly emptyFinalResponse: boolean;
 }
 
 export function decodeInferRequest(message: InferRequestMessage, memory: SystemSharedMemory): DecodedInferRequest {
-  const parameters = parameterValues(message.parameters, 'request');
-  const emptyFinal = parameters?.triton_enable_empty_final_response;
-  if (emptyFinal !== undefined && typeof emptyFinal !== 'boolean') {
-    throw new InferenceError('INVALID_ARG', "request parameter 'triton_enable_empty_final_response' must be a bool_param");
-  }
+  const { options, emptyFinalResponse } = requestParameters(message.parameters);
   const outputs = message.outputs.length > 0 ? message.outputs.map((o) => outputRequest(o.name ?? '', parameterValues(o.parameters, `output '${o.name}'`))) : undefined;
   return {
     model: message.model_name ?? '',
+    id: message.id ?? '',
     request: {
       inputs: decodeInputs(message, memory),
       outputs: outputs?.map((output) => output.name),
       modelVersion: modelVersion(message.model_version),
       id: message.id,
-      ...parameterOptions(parameters),
+      ...options,
     },
-    outputs,
-    emptyFinalResponse: emptyFinal === true,
+    outputs: outputs?.some((output) => output.classification !== undefined || output.sharedMemory) ? outputs : undefined,
+    emptyFinalResponse,
   };
 }
 

@@ -20,15 +20,16 @@ export interface InferResponseMessage {
 const EMPTY = new Uint8Array(0);
 
 /**
- * A response as Triton sends it: every output's data in raw_output_contents (never typed
- * contents), in the outputs' order. An output written to shared memory keeps its place
- * with an empty entry and says where it went in its parameters.
+ * A response as Triton sends it: the request's own `id` (core numbers requests that have
+ * none; Triton answers those with an empty id), every output's data in
+ * raw_output_contents (never typed contents), in the outputs' order. An output written
+ * to shared memory keeps its place with an empty entry and says where it went in its parameters.
  */
-export function encodeInferResponse(response: InferResponse, outputs: readonly DeliveredOutput[], parameters?: Record<string, InferParameter>): InferResponseMessage {
+export function encodeInferResponse(id: string, response: InferResponse, outputs: readonly DeliveredOutput[], parameters?: Record<string, InferParameter>): InferResponseMessage {
   return {
     model_name: response.modelName,
     model_version: String(response.modelVersion),
-    id: response.id,
+    id,
     parameters,
     outputs: outputs.map(({ name, tensor, sharedMemory }) => ({
       name,

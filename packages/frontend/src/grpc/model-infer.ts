@@ -1,5 +1,5 @@
 import type { ServerUnaryCall } from '@grpc/grpc-js';
-import { InferenceError, type RunningInference } from '@tritium/core';
+import { InferenceError, type InferResponse, type RunningInference } from '@tritium/core';
 import { deliverOutputs } from '../requested-outputs.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
 import { encodeInferResponse, type InferResponseMessage } from './infer-response.js';
@@ -7,14 +7,16 @@ import type { ServingContext } from './serving-context.js';
 import type { InferParameter } from './wire-parameters.js';
 
 /** The ModelInfer RPC: one request, one response; a client that goes away cancels its request. */
-export async function modelInfer(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>): Promise<InferResponseMessage> {
+export function modelInfer(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>): Promise<InferResponseMessage> {
   const decoded = decodeInferRequest(call.request, context.memory);
-  if (await context.decoupled.isDecoupled(decoded.model)) {
-    throw new InferenceError('UNSUPPORTED', `ModelInfer RPC doesn't support models with decoupled transaction policy (model '${decoded.model}'): use ModelStreamInfer`);
-  }
-  return inferOnce(context, decoded, (running) => {
-    if (call.cancelled) running.cancel();
-    else call.once('cancelled', () => running.cancel());
+  return context.decoupled.isDecoupled(decoded.model).then((decoupled) => {
+    if (decoupled) {
+      throw new InferenceError('UNSUPPORTED', `ModelInfer RPC doesn't support models with decoupled transaction policy (model '${decoded.model}'): use ModelStreamInfer`);
+    }
+    return inferOnce(context, decoded, (running) => {
+      if (call.cancelled) running.cancel();
+      else call.once('cancelled', () => running.cancel());
+    });
   });
 }
 
@@ -22,7 +24,7 @@ export async function modelInfer(context: ServingContext, call: ServerUnaryCall<
  * Runs a request on a model that answers once and encodes its response; `started` is
  * handed the running request, so that the caller can cancel it.
  */
-export async function inferOnce(
+export function inferOnce(
   context: ServingContext,
   decoded: DecodedInferRequest,
   started: (running: RunningInference) => void,
@@ -30,6 +32,22 @@ export async function inferOnce(
 ): Promise<InferResponseMessage> {
   const running = context.server.startInference(decoded.model, decoded.request);
   started(running);
-  const response = await running.response;
-  return encodeInferResponse(response, await deliverOutputs(context.server, response, decoded.outputs, context.memory), parameters);
+  return running.response.then((response) => encodeAnswer(context, decoded, response, parameters));
+}
+
+/**
+ * One response to `decoded` as the client asked for it. Only outputs that ask for
+ * classification or shared memory need deliverOutputs (which may wait on the model's
+ * config); otherwise the response is encoded at once.
+ */
+export function encodeAnswer(
+  context: ServingContext,
+  decoded: DecodedInferRequest,
+  response: InferResponse,
+  parameters?: Record<string, InferParameter>,
+): InferResponseMessage | Promise<InferResponseMessage> {
+  if (decoded.outputs === undefined) {
+    return encodeInferResponse(decoded.id, response, Object.entries(response.outputs).map(([name, tensor]) => ({ name, tensor })), parameters);
+  }
+  return deliverOutputs(context.server, response, decoded.outputs, context.memory).then((outputs) => encodeInferResponse(decoded.id, response, outputs, parameters));
 }

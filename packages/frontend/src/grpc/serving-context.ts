@@ -7,4 +7,6 @@ export interface ServingContext {
   readonly server: InferenceServer;
   readonly memory: SystemSharedMemory;
   readonly decoupled: ModelFactsCache;
+  /** Set by close(): streams still open refuse new requests while those in flight finish, as in Triton. */
+  closing: boolean;
 }

@@ -1,9 +1,8 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { InferenceError, type RunningInference } from '@tritium/core';
-import { deliverOutputs } from '../requested-outputs.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
-import { encodeInferResponse, type InferResponseMessage } from './infer-response.js';
-import { inferOnce } from './model-infer.js';
+import type { InferResponseMessage } from './infer-response.js';
+import { encodeAnswer, inferOnce } from './model-infer.js';
 import type { ServingContext } from './serving-context.js';
 import { inferParameter } from './wire-parameters.js';
 
@@ -12,6 +11,17 @@ export interface StreamResponseMessage {
   readonly error_message?: string;
   readonly infer_response: InferResponseMessage;
 }
+
+/**
+ * The most requests one stream holds in flight (read and not yet fully answered). At
+ * this many the stream stops reading until one is answered, so that a client that sends
+ * without end holds a bounded share of the server's memory; gRPC's flow control then
+ * holds the client's further requests back.
+ */
+export const STREAM_REQUESTS_IN_FLIGHT = 64;
+
+/** Triton's words for a request that comes on an open stream while the server shuts down. */
+const SHUTTING_DOWN = 'GRPC server is shutting down and has stopped accepting new requests.';
 
 /**
  * How a request on the stream is answered: a model that answers once gives one message,
@@ -40,10 +50,12 @@ class InferStream {
   private open = 0;
   private reading = true;
   private ended = false;
+  /** Set from a write() that the client's flow control held back until the 'drain' that follows it. */
+  private writesHeld = false;
   /** Once-answering requests in flight, to cancel with the stream. */
   private readonly running = new Set<RunningInference>();
-  /** Cancels decoupled requests with the stream (made when the first one comes). */
-  private abort: AbortController | undefined;
+  /** Cancels decoupled requests with the stream; made up front, so that it reaches a request the stream is still looking at. */
+  private readonly abort = new AbortController();
 
   constructor(
     private readonly context: ServingContext,
@@ -54,12 +66,17 @@ class InferStream {
       this.reading = false;
       this.finishIfDone();
     });
+    call.on('drain', () => {
+      this.writesHeld = false;
+      this.pace();
+    });
     call.on('cancelled', () => this.cancel());
     call.on('error', () => this.cancel());
   }
 
   private take(message: InferRequestMessage): void {
     this.open++;
+    this.pace();
     const answer = this.answer(message);
     const previous = this.inOrder;
     // A decoupled request takes no turn: later answers wait only until it is known to be one.
@@ -73,6 +90,7 @@ class InferStream {
       .then((a) => ('streamed' in a ? a.streamed : turn))
       .finally(() => {
         this.open--;
+        this.pace();
         this.finishIfDone();
       });
   }
@@ -80,6 +98,7 @@ class InferStream {
   private async answer(message: InferRequestMessage): Promise<Answer> {
     let decoded: DecodedInferRequest;
     try {
+      if (this.context.closing) throw new InferenceError('UNAVAILABLE', SHUTTING_DOWN);
       decoded = decodeInferRequest(message, this.context.memory);
       if (await this.context.decoupled.isDecoupled(decoded.model)) return { streamed: this.stream(message, decoded) };
     } catch (error) {
@@ -97,14 +116,12 @@ class InferStream {
 
   /** A decoupled request: each response as it comes, then Triton's empty final response if the client asked for one. */
   private async stream(message: InferRequestMessage, decoded: DecodedInferRequest): Promise<void> {
-    const { server, memory } = this.context;
-    const signal = (this.abort ??= new AbortController()).signal;
+    const { server } = this.context;
     let final = false;
     try {
-      for await (const response of server.inferStream(decoded.model, { ...decoded.request, signal })) {
+      for await (const response of server.inferStream(decoded.model, { ...decoded.request, signal: this.abort.signal })) {
         final = response.final === true;
-        const outputs = await deliverOutputs(server, response, decoded.outputs, memory);
-        this.write({ infer_response: encodeInferResponse(response, outputs, final ? FINAL : NOT_FINAL) });
+        this.write({ infer_response: await encodeAnswer(this.context, decoded, response, final ? FINAL : NOT_FINAL) });
       }
       if (decoded.emptyFinalResponse && !final) this.write({ infer_response: { ...origin(message), parameters: FINAL } });
     } catch (error) {
@@ -113,7 +130,17 @@ class InferStream {
   }
 
   private write(message: StreamResponseMessage): void {
-    if (!this.ended) this.call.write(message);
+    if (this.ended || this.call.write(message) || this.writesHeld) return;
+    this.writesHeld = true;
+    this.pace();
+  }
+
+  /** Reads on only while the client takes what is written and fewer than STREAM_REQUESTS_IN_FLIGHT requests are open. */
+  private pace(): void {
+    const hold = this.writesHeld || this.open >= STREAM_REQUESTS_IN_FLIGHT;
+    if (hold === this.call.isPaused()) return;
+    if (hold) this.call.pause();
+    else this.call.resume();
   }
 
   private finishIfDone(): void {
@@ -126,7 +153,7 @@ class InferStream {
     if (this.ended) return;
     this.ended = true;
     for (const running of this.running) running.cancel();
-    this.abort?.abort();
+    this.abort.abort();
   }
 }
 

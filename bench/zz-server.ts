@@ -1,0 +1,13 @@
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { InferenceServer } from '@tritium/core';
+import { onnxBackend } from '@tritium/backend-onnx';
+import { startGrpcFrontend, startHttpFrontend } from '@tritium/frontend';
+import { benchRepository } from './noop-backend.js';
+const repo = await benchRepository('prof-', { tiny: `platform: "onnxruntime_onnx"\nmax_batch_size: 64\ninput { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] }\noutput { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }\nparameters { key: "execution_thread" value { string_value: "inline" } }\n` });
+await copyFile('packages/backend-onnx/models/tiny.onnx', join(repo, 'tiny', '1', 'model.onnx'));
+const server = await InferenceServer.start({ modelRepository: repo, backends: [onnxBackend()] });
+const h = await startHttpFrontend(server, { host: '127.0.0.1', port: 18100 });
+const g = await startGrpcFrontend(server, { host: '127.0.0.1', port: 18101 });
+console.log('up');
+process.on('SIGINT', async () => { await h.close(); await g.close(); await server.stop(); process.exit(0); });
