@@ -25,12 +25,14 @@ import { benchRepository } from './noop-backend.js';
 
 const ROUNDS = 5;
 const MODELS = fileURLToPath(new URL('../packages/backend-onnx/models/', import.meta.url));
-// The tiny model runs inline (a worker hand-off would cost more than the run), so what each path adds shows.
+// The tiny model runs inline (a worker hand-off would cost more than the run), so what each path adds shows;
+// one intra-op thread, so that onnxruntime's spinning pool does not take the clients' core.
 const onnxConfig = (dims: string, thread: 'inline' | 'worker') => `platform: "onnxruntime_onnx"
 max_batch_size: 64
 input { name: "INPUT0" data_type: TYPE_FP32 dims: [ ${dims} ] }
 output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ ${dims} ] }
 parameters { key: "execution_thread" value { string_value: "${thread}" } }
+parameters { key: "intra_op_thread_count" value { string_value: "1" } }
 `;
 const repository = await benchRepository('tritium-bench-frontend-', { tiny: onnxConfig('1', 'inline'), identity: onnxConfig('-1', 'worker') });
 await copyFile(join(MODELS, 'tiny.onnx'), join(repository, 'tiny', '1', 'model.onnx'));
