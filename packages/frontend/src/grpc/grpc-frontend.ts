@@ -39,7 +39,7 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
   const grpcServer = new Server({ 'grpc.max_receive_message_length': maxMessageBytes, 'grpc.max_send_message_length': maxMessageBytes });
   const shared = attachSharedMemory(server);
   const release = () => shared.release();
-  const context: ServingContext = { server, memory: shared.memory, decoupled: modelFacts(server), closing: false };
+  const context: ServingContext = { server, memory: shared.memory, facts: modelFacts(server), closing: false };
   grpcServer.addService(definitions.inference, inferenceService(context));
   grpcServer.addService(definitions.health, healthService(server));
 
