@@ -1,5 +1,5 @@
-import { InferenceError } from '@tritium/core';
-import { parameterOptions, type ParameterOptions } from '../request-parameters.js';
+import { EMPTY_FINAL_RESPONSE, parameterOptions, type ParameterOptions } from '../request-parameters.js';
+import { invalid } from '../wire-values.js';
 import { parameterValues, type WireParameter } from './wire-parameters.js';
 
 /** The InferParameter members Triton's gRPC frontend takes for each parameter it reads itself; it refuses any other. */
@@ -9,7 +9,7 @@ const MEMBERS = new Map<string, readonly string[]>([
   ['sequence_end', ['bool_param']],
   ['priority', ['int64_param', 'uint64_param']],
   ['timeout', ['int64_param']],
-  ['triton_enable_empty_final_response', ['bool_param']],
+  [EMPTY_FINAL_RESPONSE, ['bool_param']],
 ]);
 
 /** A ModelInferRequest's parameters, read. */
@@ -34,7 +34,7 @@ export function requestParameters(wire: Readonly<Record<string, WireParameter>>)
     const members = MEMBERS.get(name);
     const member = wire[name]!.parameter_choice!;
     if (members && !members.includes(member)) {
-      throw new InferenceError('INVALID_ARG', `request parameter '${name}' takes ${members.join(' or ')}, not ${member}`);
+      throw invalid(`request parameter '${name}' takes ${members.join(' or ')}, not ${member}`);
     }
   }
   const { priority, sequence_id: sequenceId, binary_data_output: binaryDataOutput } = values;
@@ -47,7 +47,7 @@ export function requestParameters(wire: Readonly<Record<string, WireParameter>>)
     // HTTP's own `binary_data_output` is an ordinary parameter on gRPC, but the shared
     // reader drops it for HTTP: it is put back here until the shared reader passes it on.
     options: binaryDataOutput === undefined ? options : { ...options, parameters: { ...options.parameters, binary_data_output: modelParameter(binaryDataOutput) } },
-    emptyFinalResponse: values.triton_enable_empty_final_response === true,
+    emptyFinalResponse: values[EMPTY_FINAL_RESPONSE] === true,
   };
 }
 

@@ -1,5 +1,5 @@
-import { InferenceError } from '@tritium/core';
 import type { WireParameters } from '../request-parameters.js';
+import { invalid } from '../wire-values.js';
 
 /**
  * One InferParameter (or ModelRepositoryParameter) as the loader decodes it: the oneof
@@ -26,7 +26,7 @@ export function parameterValues(parameters: Readonly<Record<string, WireParamete
 /** The value of one parameter, refusing one that has no member set. */
 export function parameterValue(parameter: WireParameter, name: string, owner: string): unknown {
   const member = parameter.parameter_choice;
-  if (member === undefined) throw new InferenceError('INVALID_ARG', `${owner} parameter '${name}' has no value set`);
+  if (member === undefined) throw invalid(`${owner} parameter '${name}' has no value set`);
   const value = parameter[member];
   if (member !== 'int64_param' && member !== 'uint64_param') return value;
   const exact = BigInt(value as string);
