@@ -37,21 +37,11 @@ export function requestParameters(wire: Readonly<Record<string, WireParameter>>)
       throw invalid(`request parameter '${name}' takes ${members.join(' or ')}, not ${member}`);
     }
   }
-  const { priority, sequence_id: sequenceId, binary_data_output: binaryDataOutput } = values;
+  const { priority, sequence_id: sequenceId } = values;
   // Core's priority is a number; one beyond 2^53 is beyond any model's priority levels,
   // which Triton (and core) read as the model's default level.
   if (typeof priority === 'bigint' && priority > 0n) values.priority = Number.MAX_SAFE_INTEGER;
   if ((typeof sequenceId === 'number' || typeof sequenceId === 'bigint') && sequenceId < 0) values.sequence_id = BigInt.asUintN(64, BigInt(sequenceId));
-  const options = parameterOptions(values);
-  return {
-    // HTTP's own `binary_data_output` is an ordinary parameter on gRPC, but the shared
-    // reader drops it for HTTP: it is put back here until the shared reader passes it on.
-    options: binaryDataOutput === undefined ? options : { ...options, parameters: { ...options.parameters, binary_data_output: modelParameter(binaryDataOutput) } },
-    emptyFinalResponse: values[EMPTY_FINAL_RESPONSE] === true,
-  };
-}
-
-/** A 64-bit integer beyond 2^53 reaches the model as its decimal string, as the shared reader passes it. */
-function modelParameter(value: unknown): string | number | boolean {
-  return typeof value === 'bigint' ? value.toString() : (value as string | number | boolean);
+  // HTTP's own binary_data_output is an ordinary parameter here: it reaches the model.
+  return { options: parameterOptions(values), emptyFinalResponse: values[EMPTY_FINAL_RESPONSE] === true };
 }
