@@ -201,6 +201,17 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "label
     expect(second!.parameters).toEqual({ binary_data_output: true });
   });
 
+  it('passes parameters named __proto__ and constructor to the model as ordinary ones', async () => {
+    const client = await fx.start({ simple: SIMPLE });
+    // Parsed, not written as a literal, where `__proto__` would set the prototype instead.
+    const parameters = JSON.parse('{"__proto__": {"string_param": "x"}, "constructor": {"int64_param": 3}}') as object;
+    await client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4], { parameters }));
+    expect(Object.entries(fx.probe.batches[0]![0]!.parameters)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 3],
+    ]);
+  });
+
   it.each([
     ['sequence_id', { double_param: 1 }, 'int64_param or string_param, not double_param'],
     ['sequence_id', { uint64_param: '1' }, 'int64_param or string_param, not uint64_param'],

@@ -16,10 +16,11 @@ export type InferParameter = { bool_param: boolean } | { int64_param: number | s
 /**
  * A map of InferParameters as plain values (64-bit integers as numbers where exact, else
  * BigInts), or undefined for an empty map, the common case that then costs nothing more.
+ * The values' object has no prototype, so that a parameter named `__proto__` is one like any other.
  */
 export function parameterValues(parameters: Readonly<Record<string, WireParameter>>, owner: string): WireParameters | undefined {
   let values: Record<string, unknown> | undefined;
-  for (const name in parameters) (values ??= {})[name] = parameterValue(parameters[name]!, name, owner);
+  for (const name in parameters) (values ??= Object.create(null) as Record<string, unknown>)[name] = parameterValue(parameters[name]!, name, owner);
   return values;
 }
 
