@@ -1,6 +1,6 @@
 export type { ListenOptions, RunningFrontend } from './listen.js';
 export { SystemSharedMemory, type SharedMemoryRef, type SharedMemoryRegionStatus } from './shared-memory/system-shared-memory.js';
-export { startMetricsFrontend, METRICS_PATH, DEFAULT_METRICS_PORT, METRICS_CONTENT_TYPE } from './metrics/metrics-frontend.js';
+export { startMetricsFrontend, type MetricsFrontendOptions, METRICS_PATH, DEFAULT_METRICS_PORT, METRICS_CONTENT_TYPE } from './metrics/metrics-frontend.js';
 export { startHttpFrontend, type HttpFrontendOptions } from './http/http-frontend.js';
 export { startGrpcFrontend, type GrpcFrontendOptions } from './grpc/grpc-frontend.js';
 export { protoDirectory } from './proto-directory.js';

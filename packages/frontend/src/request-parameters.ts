@@ -27,7 +27,8 @@ const READ_BY_TRITON = new Set(['sequence_id', 'sequence_start', 'sequence_end',
 export function parameterOptions(parameters: WireParameters | undefined, protocolOwn: readonly string[] = []): ParameterOptions {
   if (parameters === undefined) return {};
   const options: { -readonly [K in keyof ParameterOptions]: ParameterOptions[K] } = {};
-  const passed: Record<string, string | number | boolean> = {};
+  // No prototype: a parameter named `__proto__` reaches the model like any other.
+  const passed: Record<string, string | number | boolean> = Object.create(null);
   for (const [name, value] of Object.entries(parameters)) {
     if (READ_BY_TRITON.has(name) || protocolOwn.includes(name)) continue;
     if (name.startsWith('triton_')) throw reservedParameter(name);

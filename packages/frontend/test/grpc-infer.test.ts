@@ -1,9 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DATA_TYPES, dataTypeToConfig, deserializeBytesTensor, float32ToFp16Bits, typedArrayConstructor, type DataType } from '@tritium/core';
 import { testConfig } from '../../core/test/helpers/repository.js';
+import { MAX_BYTES_ELEMENTS } from '../src/bytes-elements.js';
+import { modelFacts } from '../src/model-facts.js';
 import { expectStatus, raw, useGrpcFixture, type Message } from './helpers/grpc-fixture.js';
 import { ACCUMULATE, REPEAT, SIMPLE } from './helpers/grpc-models.js';
 import { useShmFile } from './helpers/grpc-shm.js';
@@ -199,6 +201,17 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "label
     expect(second!.parameters).toEqual({ binary_data_output: true });
   });
 
+  it('passes parameters named __proto__ and constructor to the model as ordinary ones', async () => {
+    const client = await fx.start({ simple: SIMPLE });
+    // Parsed, not written as a literal, where `__proto__` would set the prototype instead.
+    const parameters = JSON.parse('{"__proto__": {"string_param": "x"}, "constructor": {"int64_param": 3}}') as object;
+    await client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4], { parameters }));
+    expect(Object.entries(fx.probe.batches[0]![0]!.parameters)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 3],
+    ]);
+  });
+
   it.each([
     ['sequence_id', { double_param: 1 }, 'int64_param or string_param, not double_param'],
     ['sequence_id', { uint64_param: '1' }, 'int64_param or string_param, not uint64_param'],
@@ -218,6 +231,20 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "label
       status.UNIMPLEMENTED,
       /ModelInfer RPC doesn't support models with decoupled transaction policy.*ModelStreamInfer/,
     );
+  });
+
+  it('reads whether a model is decoupled from the facts it knows, looking them up only the first time', async () => {
+    const client = await fx.start({ simple: SIMPLE, rep: REPEAT });
+    const lookups = vi.spyOn(modelFacts(fx.server!), 'isDecoupled');
+    const decoupledCall = () => client.call('ModelInfer', { model_name: 'rep', inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], contents: { int_contents: [1] } }] });
+    for (let round = 0; round < 2; round++) {
+      expect(values('FP32', (await client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4]))).raw_output_contents[0], 4)).toEqual([1, 2, 3, 4]);
+      await expectStatus(decoupledCall(), status.UNIMPLEMENTED, /decoupled transaction policy/);
+    }
+    expect(lookups.mock.calls).toEqual([
+      ['simple', undefined],
+      ['rep', undefined],
+    ]);
   });
 
   it('cancels the request when the client gives up on the call', async () => {
@@ -242,12 +269,15 @@ describe('ModelInfer with bad input', () => {
     ['more raw contents than inputs', { ...fp32Request('simple', [1, 2, 3, 4]), raw_input_contents: [Buffer.alloc(16), Buffer.alloc(16)] }, status.INVALID_ARGUMENT, /raw_input_contents holds 2 entries, but only 1/],
     ['no data for an input', { ...fp32Request('simple', [1, 2, 3, 4]), raw_input_contents: [] }, status.INVALID_ARGUMENT, /input 'INPUT0': no data/],
     ['an unknown datatype', { ...fp32Request('simple', [1]), inputs: [{ name: 'INPUT0', datatype: 'FP8', shape: [4] }] }, status.INVALID_ARGUMENT, /unknown datatype 'FP8'/],
+    ['a negative shape dimension', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [-1, 4] }] }, status.INVALID_ARGUMENT, /input 'INPUT0': shape \[-1,4\] must hold non-negative integers/],
+    ['a shape dimension beyond 2^53', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: ['9007199254740993'] }] }, status.INVALID_ARGUMENT, /shape \[9007199254740993\] must hold/],
     ['an input given twice', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4] }, { name: 'INPUT0', datatype: 'FP32', shape: [4] }] }, status.INVALID_ARGUMENT, /'INPUT0' appears more than once/],
     ['contents beside raw contents', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], contents: { fp32_contents: [1, 2, 3, 4] } }] }, status.INVALID_ARGUMENT, /'contents' cannot be given when the request uses raw_input_contents/],
     ['contents in two fields', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1], contents: { fp32_contents: [1], int_contents: [1] } }] }, status.INVALID_ARGUMENT, /more than one field/],
     ['typed contents of another type', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [2], contents: { int_contents: [1, 2] } }] }, status.INVALID_ARGUMENT, /FP32 data cannot come in int_contents; its contents belong in fp32_contents/],
     ['too few typed values', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], contents: { fp32_contents: [1, 2] } }] }, status.INVALID_ARGUMENT, /expected 4 elements/],
     ['a parameter without a value', fp32Request('simple', [1, 2, 3, 4], { parameters: { empty: {} } }), status.INVALID_ARGUMENT, /parameter 'empty' has no value/],
+    ['a reserved triton_ parameter', fp32Request('simple', [1, 2, 3, 4], { parameters: { triton_secret: { bool_param: true } } }), status.INVALID_ARGUMENT, /parameter 'triton_secret': parameter keys starting with 'triton_' are reserved for Triton usage/],
     ['a sequence flag without an id', fp32Request('simple', [1, 2, 3, 4], { parameters: { sequence_start: { bool_param: true } } }), status.INVALID_ARGUMENT, /need a non-zero 'sequence_id'/],
     ['a sequence flag of the wrong kind', fp32Request('simple', [1, 2, 3, 4], { parameters: { sequence_id: { int64_param: 3 }, sequence_end: { int64_param: 1 } } }), status.INVALID_ARGUMENT, /'sequence_end' takes bool_param, not int64_param/],
     ['a bad classification count', fp32Request('simple', [1, 2, 3, 4], { outputs: [{ name: 'OUTPUT0', parameters: { classification: { int64_param: 0 } } }] }), status.INVALID_ARGUMENT, /'classification' must be a positive integer/],
@@ -260,6 +290,43 @@ describe('ModelInfer with bad input', () => {
     await expectStatus(client.call('ModelInfer', request), code, details);
     const response = await client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4]));
     expect(values('FP32', response.raw_output_contents[0], 4)).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('ModelInfer BYTES element limit', () => {
+  const unregistered = { shared_memory_region: { string_param: 'none' }, shared_memory_byte_size: { int64_param: 0 } };
+  const over = MAX_BYTES_ELEMENTS + 1;
+  const refusal = (input: string, total: number, shape = `[${over}]`) =>
+    `input '${input}': BYTES of shape ${shape} brings the request to ${total} BYTES elements, more than the ${MAX_BYTES_ELEMENTS} a request may carry`.replace(/[[\]]/g, '\\$&');
+
+  // Each refusal comes before the input is read: no raw bytes, no typed values, no region could hold that many elements.
+  it.each([
+    ['raw contents', { inputs: [{ name: 'IN_BYTES', datatype: 'BYTES', shape: [over] }], raw_input_contents: [Buffer.alloc(0)] }],
+    ['typed bytes_contents', { inputs: [{ name: 'IN_BYTES', datatype: 'BYTES', shape: [over], contents: { bytes_contents: [Buffer.from('a')] } }] }],
+    ['shared memory', { inputs: [{ name: 'IN_BYTES', datatype: 'BYTES', shape: [over], parameters: unregistered }] }],
+  ])('refuses more BYTES elements than MAX_BYTES_ELEMENTS in %s, from the shape, and keeps serving', async (_source, request) => {
+    const client = await fx.start({ types: TYPES });
+    await expectStatus(client.call('ModelInfer', { model_name: 'types', ...request }), status.INVALID_ARGUMENT, refusal('IN_BYTES', over));
+    const response = await client.call('ModelInfer', {
+      model_name: 'types',
+      inputs: [{ name: 'IN_BYTES', datatype: 'BYTES', shape: [1], contents: { bytes_contents: [Buffer.from('ok')] } }],
+      outputs: [{ name: 'OUT_BYTES' }],
+    });
+    expect(values('BYTES', response.raw_output_contents[0], 1)).toEqual([Buffer.from('ok')]);
+  });
+
+  it("counts every input of the request, refusing the one that takes it over", async () => {
+    const client = await fx.start({ types: TYPES });
+    const half = MAX_BYTES_ELEMENTS / 2;
+    const request = {
+      model_name: 'types',
+      inputs: [
+        { name: 'A', datatype: 'BYTES', shape: [half], contents: { bytes_contents: [] } },
+        { name: 'B', datatype: 'BYTES', shape: [2, half / 2], contents: { bytes_contents: [] } },
+        { name: 'C', datatype: 'BYTES', shape: [1], parameters: unregistered },
+      ],
+    };
+    await expectStatus(client.call('ModelInfer', request), status.INVALID_ARGUMENT, refusal('C', over, '[1]'));
   });
 });
 

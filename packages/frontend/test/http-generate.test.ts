@@ -47,6 +47,16 @@ describe('HTTP generate extension', () => {
     expect(fx.probe.batches.at(-1)![0]!.parameters).toEqual({ temperature: 0.5, stream: false, top_k: 3 });
   });
 
+  it('passes keys named __proto__ and constructor to the model as ordinary parameters', async () => {
+    const body = '{"text_input": "a", "__proto__": "x", "parameters": {"constructor": "y"}}';
+    const res = await fetch(`${fx.url}/v2/models/text/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(200);
+    expect(Object.entries(fx.probe.batches.at(-1)![0]!.parameters)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
+  });
+
   it('refuses what does not map: a shape the values cannot fill, an object parameter, a reserved key', async () => {
     const cases: Array<[unknown, string]> = [
       [{ text_input: ['a', 'b', 'c', 'd', 'e'] }, "model 'text': input 'text_input' has batch size 5, the model accepts 1 to 4"],

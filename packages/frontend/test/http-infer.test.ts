@@ -118,6 +118,17 @@ describe('HTTP /infer with JSON tensors', () => {
     }
   });
 
+  it('passes parameters named __proto__ and constructor to the model as ordinary ones', async () => {
+    // Written as text: in an object literal `__proto__` would set the prototype instead.
+    const body = `{"inputs": [${JSON.stringify(fp32('INPUT0', [1, 2, 3, 4]))}], "parameters": {"__proto__": "x", "constructor": "y"}}`;
+    const res = await httpRequest(fx.url, { path: '/v2/models/simple/infer', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(200);
+    expect(Object.entries(fx.probe.batches.at(-1)![0]!.parameters)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
+  });
+
   it('writes float32 outputs as the doubles they are, as Triton does', async () => {
     const { json } = await inferJson('simple', { inputs: [fp32('INPUT0', [0.1, 1 / 3, 1e-8, 1e30])] });
     expect(json.outputs[0]!.data).toEqual(Array.from(new Float32Array([0.1, 1 / 3, 1e-8, 1e30])));

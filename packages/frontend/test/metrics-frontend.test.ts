@@ -60,13 +60,14 @@ describe('startMetricsFrontend', () => {
     expect(await response.text()).toContain('metrics are turned off');
   });
 
-  it('reports the port it bound when asked for port 0, and stops listening once closed', async () => {
+  it('reports the port it bound when asked for port 0, and stops listening once closed, however often close() is called', async () => {
     const base = await started();
     expect(frontend!.port).toBeGreaterThan(0);
     expect(frontend!.host).toBe('127.0.0.1');
     // A keep-alive connection left idle must not hold close() up.
     await (await fetch(`${base}/metrics`, { headers: { connection: 'keep-alive' } })).text();
-    await frontend!.close();
+    // Closing twice is harmless: both calls wait on the one close.
+    await Promise.all([frontend!.close(), frontend!.close()]);
     frontend = undefined;
     await expect(fetch(`${base}/metrics`)).rejects.toThrow();
   });
@@ -87,15 +88,32 @@ describe('startMetricsFrontend', () => {
     expect(performance.now() - started).toBeLessThan(2_500);
   });
 
-  it('rejects when its port is taken', async () => {
+  it('cuts off a scrape still under way closeTimeoutMs after close()', async () => {
+    const hung = { metrics: () => new Promise<string>(() => {}) };
+    frontend = await startMetricsFrontend(hung as unknown as InferenceServer, { host: '127.0.0.1', port: 0, closeTimeoutMs: 200 });
+    const scrape = fetch(`http://127.0.0.1:${frontend.port}/metrics`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    await frontend.close();
+    frontend = undefined;
+    await expect(scrape).rejects.toThrow();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150);
+    expect(performance.now() - started).toBeLessThan(2_500);
+  });
+
+  it('rejects when its port is taken, saying so, and refuses options out of range', async () => {
     const server = await fx.start({ m: { config: testConfig({}) } });
     const taken = createServer().listen(0, '127.0.0.1');
     await once(taken, 'listening');
     try {
       const port = (taken.address() as { port: number }).port;
-      await expect(startMetricsFrontend(server, { host: '127.0.0.1', port })).rejects.toThrow(/EADDRINUSE/);
+      await expect(startMetricsFrontend(server, { host: '127.0.0.1', port })).rejects.toThrow(
+        expect.objectContaining({ code: 'UNAVAILABLE', message: `metrics frontend: socket '127.0.0.1:${port}' already in use` }),
+      );
     } finally {
       taken.close();
     }
+    await expect(startMetricsFrontend(server, { port: 70_000 })).rejects.toThrow('metrics frontend option `port` must be an integer from 0 to 65535, got 70000');
+    await expect(startMetricsFrontend(server, { port: 0, closeTimeoutMs: -1 })).rejects.toThrow('metrics frontend option `closeTimeoutMs` must be an integer');
   });
 });

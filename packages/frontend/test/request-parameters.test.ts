@@ -16,6 +16,15 @@ describe('parameterOptions', () => {
     expect(parameterOptions({ binary_data_output: true, tag: 'x' }, ['binary_data_output']).parameters).toEqual({ tag: 'x' });
   });
 
+  it('passes parameters named __proto__ and constructor as ordinary ones, touching no prototype', () => {
+    const passed = parameterOptions(JSON.parse('{"__proto__": "x", "constructor": 1}') as Record<string, unknown>).parameters!;
+    expect(Object.entries(passed)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 1],
+    ]);
+    expect(Object.getPrototypeOf(passed)).toBeNull();
+  });
+
   it('takes string and 64-bit correlation ids, and treats 0 or an empty id as none', () => {
     expect(parameterOptions({ sequence_id: 'abc', sequence_end: true }).sequence).toEqual({ id: 'abc', start: false, end: true });
     expect(parameterOptions({ sequence_id: 18446744073709551615n }).sequence?.id).toBe(18446744073709551615n);

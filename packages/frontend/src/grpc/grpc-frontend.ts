@@ -1,5 +1,6 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { InferenceError, type InferenceServer } from '@tritium/core';
+import { integerOption } from '../frontend-options.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
 import { modelFacts } from '../model-facts.js';
 import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
@@ -19,6 +20,7 @@ export interface GrpcFrontendOptions extends ListenOptions {
 }
 
 const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
+const FRONTEND = 'gRPC frontend';
 
 /**
  * Serves `server` over Triton's gRPC protocol (inference.GRPCInferenceService and
@@ -26,12 +28,9 @@ const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
  */
 export async function startGrpcFrontend(server: InferenceServer, options: GrpcFrontendOptions = {}): Promise<RunningFrontend> {
   const host = options.host ?? '0.0.0.0';
-  const requestedPort = options.port ?? 8001;
-  const maxMessageBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
-  const closeTimeoutMs = options.closeTimeoutMs ?? 30_000;
-  checkInteger('port', requestedPort, 0, 65_535);
-  checkInteger('maxMessageBytes', maxMessageBytes, 1, MAX_MESSAGE_BYTES);
-  checkInteger('closeTimeoutMs', closeTimeoutMs, 0, 2 ** 31 - 1);
+  const requestedPort = integerOption(FRONTEND, 'port', options.port ?? 8001, 0, 65_535);
+  const maxMessageBytes = integerOption(FRONTEND, 'maxMessageBytes', options.maxMessageBytes ?? MAX_MESSAGE_BYTES, 1, MAX_MESSAGE_BYTES);
+  const closeTimeoutMs = integerOption(FRONTEND, 'closeTimeoutMs', options.closeTimeoutMs ?? 30_000, 0, 2 ** 31 - 1);
 
   const definitions = loadServiceDefinitions();
   // Channelz stays on though nothing serves it: without it @grpc/grpc-js (1.14) does not
@@ -39,7 +38,7 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
   const grpcServer = new Server({ 'grpc.max_receive_message_length': maxMessageBytes, 'grpc.max_send_message_length': maxMessageBytes });
   const shared = attachSharedMemory(server);
   const release = () => shared.release();
-  const context: ServingContext = { server, memory: shared.memory, decoupled: modelFacts(server), closing: false };
+  const context: ServingContext = { server, memory: shared.memory, facts: modelFacts(server), closing: false };
   grpcServer.addService(definitions.inference, inferenceService(context));
   grpcServer.addService(definitions.health, healthService(server));
 
@@ -78,10 +77,4 @@ function shutdown(grpcServer: Server, timeoutMs: number): Promise<void> {
       resolve();
     });
   });
-}
-
-function checkInteger(option: string, value: number, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InferenceError('INVALID_ARG', `gRPC frontend option \`${option}\` must be an integer from ${min} to ${max}, got ${String(value)}`);
-  }
 }

@@ -1,8 +1,10 @@
-import { InferenceError, isDataType, tensorFromBytes, type InferRequest, type TensorInput } from '@tritium/core';
+import { isDataType, tensorFromBytes, type InferRequest, type TensorInput } from '@tritium/core';
+import { BytesElementBudget } from '../bytes-elements.js';
 import { outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
 import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
 import { modelVersion } from '../model-version.js';
+import { asCount, invalid } from '../wire-values.js';
 import { tensorFromContents, type TensorContents } from './tensor-contents.js';
 import { requestParameters } from './triton-parameters.js';
 import { parameterValues, type WireParameter } from './wire-parameters.js';
@@ -60,32 +62,42 @@ export function decodeInferRequest(message: InferRequestMessage, memory: SystemS
  * Each input's data, from the first source it names: a shared-memory region, typed
  * `contents`, or the next entry of `raw_input_contents` (kept as a view of the received
  * message). Raw entries must match the inputs that read them one for one, as in Triton.
+ * BYTES elements are counted against the request's budget before each input is decoded.
  */
 function decodeInputs(message: InferRequestMessage, memory: SystemSharedMemory): Record<string, TensorInput> {
   const raw = message.raw_input_contents;
   const inputs: Record<string, TensorInput> = Object.create(null);
+  const bytesElements = new BytesElementBudget();
   let nextRaw = 0;
   for (const input of message.inputs) {
     const name = input.name ?? '';
-    if (name in inputs) throw new InferenceError('INVALID_ARG', `input '${name}' appears more than once in the request`);
+    if (name in inputs) throw invalid(`input '${name}' appears more than once in the request`);
     const datatype = input.datatype ?? '';
-    if (!isDataType(datatype)) throw new InferenceError('INVALID_ARG', `input '${name}': unknown datatype '${datatype}'`);
-    const shape = input.shape.map(Number);
+    if (!isDataType(datatype)) throw invalid(`input '${name}': unknown datatype '${datatype}'`);
+    const shape = shapeOf(name, input.shape);
+    bytesElements.take(name, datatype, shape);
     const shared = sharedMemoryInput(memory, name, datatype, shape, parameterValues(input.parameters, `input '${name}'`));
     if (shared) {
-      if (input.contents) throw new InferenceError('INVALID_ARG', `input '${name}': 'contents' cannot be given with shared memory`);
+      if (input.contents) throw invalid(`input '${name}': 'contents' cannot be given with shared memory`);
       inputs[name] = shared;
     } else if (input.contents) {
-      if (raw.length > 0) throw new InferenceError('INVALID_ARG', `input '${name}': 'contents' cannot be given when the request uses raw_input_contents`);
+      if (raw.length > 0) throw invalid(`input '${name}': 'contents' cannot be given when the request uses raw_input_contents`);
       inputs[name] = tensorFromContents(name, datatype, shape, input.contents);
     } else {
       const bytes = raw[nextRaw++];
-      if (!bytes) throw new InferenceError('INVALID_ARG', `input '${name}': no data (no contents, no shared memory, and no raw_input_contents entry left for it)`);
+      if (!bytes) throw invalid(`input '${name}': no data (no contents, no shared memory, and no raw_input_contents entry left for it)`);
       inputs[name] = tensorFromBytes(name, datatype, shape, bytes, 'view');
     }
   }
   if (nextRaw < raw.length) {
-    throw new InferenceError('INVALID_ARG', `raw_input_contents holds ${raw.length} entries, but only ${nextRaw} of the request's inputs read raw data`);
+    throw invalid(`raw_input_contents holds ${raw.length} entries, but only ${nextRaw} of the request's inputs read raw data`);
   }
   return inputs;
+}
+
+/** An input's shape, its int64 dimensions (decimal strings) as numbers: each must be a count, so that no product of them runs negative or inexact. */
+function shapeOf(name: string, dims: readonly string[]): number[] {
+  const shape = dims.map(Number);
+  if (shape.every((dim) => asCount(dim) !== undefined)) return shape;
+  throw invalid(`input '${name}': shape [${dims.join(',')}] must hold non-negative integers`);
 }

@@ -2,6 +2,7 @@ import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grp
 import { InferenceError, modelConfigToJson } from '@tritium/core';
 import { modelVersion } from '../model-version.js';
 import { serverMetadata } from '../server-metadata.js';
+import { invalid } from '../wire-values.js';
 import type { InferRequestMessage } from './infer-request.js';
 import { modelInfer } from './model-infer.js';
 import { checkUnloadParameters, loadOptions } from './repository-parameters.js';
@@ -80,7 +81,7 @@ export function inferenceService(context: ServingContext): UntypedServiceImpleme
       return { regions: {} };
     }),
     CudaSharedMemoryRegister: unary<{ name?: string }, unknown>(({ request }) => {
-      throw new InferenceError('INVALID_ARG', `failed to register CUDA shared memory region: '${request.name ?? ''}', GPUs not supported`);
+      throw invalid(`failed to register CUDA shared memory region: '${request.name ?? ''}', GPUs not supported`);
     }),
     CudaSharedMemoryUnregister: unary(() => ({})),
     // As a Triton built without tracing or dynamic logging answers.

@@ -6,18 +6,24 @@ import { encodeInferResponse, type InferResponseMessage } from './infer-response
 import type { ServingContext } from './serving-context.js';
 import type { InferParameter } from './wire-parameters.js';
 
-/** The ModelInfer RPC: one request, one response; a client that goes away cancels its request. */
+/**
+ * The ModelInfer RPC: one request, one response; a client that goes away cancels its
+ * request. Once the model's facts are known, whether it is decoupled is read at once.
+ */
 export function modelInfer(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>): Promise<InferResponseMessage> {
   const decoded = decodeInferRequest(call.request, context.memory);
-  return context.decoupled.isDecoupled(decoded.model).then((decoupled) => {
+  const { model, request } = decoded;
+  const answer = (decoupled: boolean) => {
     if (decoupled) {
-      throw new InferenceError('UNSUPPORTED', `ModelInfer RPC doesn't support models with decoupled transaction policy (model '${decoded.model}'): use ModelStreamInfer`);
+      throw new InferenceError('UNSUPPORTED', `ModelInfer RPC doesn't support models with decoupled transaction policy (model '${model}'): use ModelStreamInfer`);
     }
     return inferOnce(context, decoded, (running) => {
       if (call.cancelled) running.cancel();
       else call.once('cancelled', () => running.cancel());
     });
-  });
+  };
+  const known = context.facts.known(model, request.modelVersion);
+  return known ? answer(known.decoupled) : context.facts.isDecoupled(model, request.modelVersion).then(answer);
 }
 
 /**

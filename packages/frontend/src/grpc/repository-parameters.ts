@@ -1,5 +1,6 @@
 import { InferenceError, type LoadModelOptions } from '@tritium/core';
 import { modelConfigFromJson } from '../model-config-json.js';
+import { invalid } from '../wire-values.js';
 import { parameterValue, type WireParameter } from './wire-parameters.js';
 
 type RepositoryParameters = Readonly<Record<string, WireParameter>>;
@@ -19,7 +20,7 @@ export function loadOptions(parameters: RepositoryParameters): LoadModelOptions 
     } else if (name.startsWith('file:')) {
       throw new InferenceError('UNSUPPORTED', `load parameter '${name}': model files sent with a load request are not supported; put them in the model repository`);
     } else {
-      throw new InferenceError('INVALID_ARG', `unrecognized load parameter '${name}'`);
+      throw invalid(`unrecognized load parameter '${name}'`);
     }
   }
   return options;
@@ -34,5 +35,5 @@ export function checkUnloadParameters(parameters: RepositoryParameters): void {
 }
 
 function wrongType(name: string, expected: string): InferenceError {
-  return new InferenceError('INVALID_ARG', `invalid value type for parameter '${name}', expected ${expected}`);
+  return invalid(`invalid value type for parameter '${name}', expected ${expected}`);
 }

@@ -100,7 +100,7 @@ class InferStream {
     try {
       if (this.context.closing) throw new InferenceError('UNAVAILABLE', SHUTTING_DOWN);
       decoded = decodeInferRequest(message, this.context.memory);
-      if (await this.context.decoupled.isDecoupled(decoded.model)) return { streamed: this.stream(message, decoded) };
+      if (await this.context.facts.isDecoupled(decoded.model, decoded.request.modelVersion)) return { streamed: this.stream(message, decoded) };
     } catch (error) {
       return { message: Promise.resolve(failure(message, error)) };
     }

@@ -1,4 +1,5 @@
-import { InferenceError, typedArrayConstructor, type DataType, type TensorInput } from '@tritium/core';
+import { typedArrayConstructor, type DataType, type TensorInput } from '@tritium/core';
+import { invalid } from '../wire-values.js';
 
 /** InferTensorContents as the loader decodes it: every repeated field present; 64-bit values as strings. */
 export type TensorContents = Readonly<Record<ContentsField, readonly unknown[]>>;
@@ -26,13 +27,13 @@ const FIELDS = Object.keys(CARRIES) as ContentsField[];
 export function tensorFromContents(name: string, datatype: DataType, shape: number[], contents: TensorContents): TensorInput {
   const filled = FIELDS.filter((field) => contents[field].length > 0);
   if (filled.length > 1) {
-    throw new InferenceError('INVALID_ARG', `input '${name}': contents hold data in more than one field (${filled.join(', ')})`);
+    throw invalid(`input '${name}': contents hold data in more than one field (${filled.join(', ')})`);
   }
   const field = filled[0];
   if (field && !(CARRIES[field] as readonly DataType[]).includes(datatype)) {
     const expected = FIELDS.find((f) => (CARRIES[f] as readonly DataType[]).includes(datatype));
     const where = expected ? `its contents belong in ${expected}` : `${datatype} data must come in raw_input_contents`;
-    throw new InferenceError('INVALID_ARG', `input '${name}': ${datatype} data cannot come in ${field}; ${where}`);
+    throw invalid(`input '${name}': ${datatype} data cannot come in ${field}; ${where}`);
   }
   const values = field ? contents[field] : [];
   if (datatype === 'BYTES') return { datatype, shape, data: values as Uint8Array[] };

@@ -1,5 +1,5 @@
-import { InferenceError } from '@tritium/core';
-import { parameterOptions, type ParameterOptions } from '../request-parameters.js';
+import { EMPTY_FINAL_RESPONSE, parameterOptions, type ParameterOptions } from '../request-parameters.js';
+import { invalid } from '../wire-values.js';
 import { parameterValues, type WireParameter } from './wire-parameters.js';
 
 /** The InferParameter members Triton's gRPC frontend takes for each parameter it reads itself; it refuses any other. */
@@ -9,7 +9,7 @@ const MEMBERS = new Map<string, readonly string[]>([
   ['sequence_end', ['bool_param']],
   ['priority', ['int64_param', 'uint64_param']],
   ['timeout', ['int64_param']],
-  ['triton_enable_empty_final_response', ['bool_param']],
+  [EMPTY_FINAL_RESPONSE, ['bool_param']],
 ]);
 
 /** A ModelInferRequest's parameters, read. */
@@ -34,24 +34,14 @@ export function requestParameters(wire: Readonly<Record<string, WireParameter>>)
     const members = MEMBERS.get(name);
     const member = wire[name]!.parameter_choice!;
     if (members && !members.includes(member)) {
-      throw new InferenceError('INVALID_ARG', `request parameter '${name}' takes ${members.join(' or ')}, not ${member}`);
+      throw invalid(`request parameter '${name}' takes ${members.join(' or ')}, not ${member}`);
     }
   }
-  const { priority, sequence_id: sequenceId, binary_data_output: binaryDataOutput } = values;
+  const { priority, sequence_id: sequenceId } = values;
   // Core's priority is a number; one beyond 2^53 is beyond any model's priority levels,
   // which Triton (and core) read as the model's default level.
   if (typeof priority === 'bigint' && priority > 0n) values.priority = Number.MAX_SAFE_INTEGER;
   if ((typeof sequenceId === 'number' || typeof sequenceId === 'bigint') && sequenceId < 0) values.sequence_id = BigInt.asUintN(64, BigInt(sequenceId));
-  const options = parameterOptions(values);
-  return {
-    // HTTP's own `binary_data_output` is an ordinary parameter on gRPC, but the shared
-    // reader drops it for HTTP: it is put back here until the shared reader passes it on.
-    options: binaryDataOutput === undefined ? options : { ...options, parameters: { ...options.parameters, binary_data_output: modelParameter(binaryDataOutput) } },
-    emptyFinalResponse: values.triton_enable_empty_final_response === true,
-  };
-}
-
-/** A 64-bit integer beyond 2^53 reaches the model as its decimal string, as the shared reader passes it. */
-function modelParameter(value: unknown): string | number | boolean {
-  return typeof value === 'bigint' ? value.toString() : (value as string | number | boolean);
+  // HTTP's own binary_data_output is an ordinary parameter here: it reaches the model.
+  return { options: parameterOptions(values), emptyFinalResponse: values[EMPTY_FINAL_RESPONSE] === true };
 }

@@ -1,5 +1,5 @@
-import { InferenceError } from '@tritium/core';
 import type { WireParameters } from '../request-parameters.js';
+import { invalid } from '../wire-values.js';
 
 /**
  * One InferParameter (or ModelRepositoryParameter) as the loader decodes it: the oneof
@@ -16,17 +16,18 @@ export type InferParameter = { bool_param: boolean } | { int64_param: number | s
 /**
  * A map of InferParameters as plain values (64-bit integers as numbers where exact, else
  * BigInts), or undefined for an empty map, the common case that then costs nothing more.
+ * The values' object has no prototype, so that a parameter named `__proto__` is one like any other.
  */
 export function parameterValues(parameters: Readonly<Record<string, WireParameter>>, owner: string): WireParameters | undefined {
   let values: Record<string, unknown> | undefined;
-  for (const name in parameters) (values ??= {})[name] = parameterValue(parameters[name]!, name, owner);
+  for (const name in parameters) (values ??= Object.create(null) as Record<string, unknown>)[name] = parameterValue(parameters[name]!, name, owner);
   return values;
 }
 
 /** The value of one parameter, refusing one that has no member set. */
 export function parameterValue(parameter: WireParameter, name: string, owner: string): unknown {
   const member = parameter.parameter_choice;
-  if (member === undefined) throw new InferenceError('INVALID_ARG', `${owner} parameter '${name}' has no value set`);
+  if (member === undefined) throw invalid(`${owner} parameter '${name}' has no value set`);
   const value = parameter[member];
   if (member !== 'int64_param' && member !== 'uint64_param') return value;
   const exact = BigInt(value as string);

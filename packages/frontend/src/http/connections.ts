@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ClosingConnections } from '../http-listener.js';
 import { errorJson } from './http-errors.js';
 
 /** One client connection. */
@@ -20,7 +21,7 @@ interface Connection {
  * the frontend closes, each connection ends as soon as nothing it was sent is left to
  * answer.
  */
-export class Connections {
+export class Connections implements ClosingConnections {
   private readonly open = new Map<Socket, Connection>();
   private closing = false;
 

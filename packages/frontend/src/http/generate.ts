@@ -37,8 +37,9 @@ export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ ser
 };
 
 function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion: number | undefined): { request: InferRequest; emptyFinal: boolean } {
-  const inputs: Record<string, TensorInput> = {};
-  const parameters: Record<string, string | number | boolean> = {};
+  // No prototypes: a key named `__proto__` is an input or a parameter like any other.
+  const inputs: Record<string, TensorInput> = Object.create(null);
+  const parameters: Record<string, string | number | boolean> = Object.create(null);
   const bytesElements = new BytesElementBudget();
   let id: string | undefined;
   const read = (key: string, value: unknown) => {

@@ -1,7 +1,8 @@
 import { constants } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { InferenceError, type InferenceServer } from '@tritium/core';
+import type { InferenceServer } from '@tritium/core';
 import { integerOption } from '../frontend-options.js';
+import { listenHttp, type HttpListener } from '../http-listener.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
 import { serverMetadata } from '../server-metadata.js';
 import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
@@ -48,30 +49,14 @@ export async function startHttpFrontend(server: InferenceServer, options: HttpFr
   const connections = new Connections(http);
   const shared = attachSharedMemory(server);
   const context: HttpContext = { server, memory: shared.memory, bodyLimitBytes, connections, serverMetadataJson: JSON.stringify(serverMetadata(server)) };
-  let port: number;
+  let listener: HttpListener;
   try {
-    port = await listen(http, requestedPort, host);
+    listener = await listenHttp(http, connections, { frontend: FRONTEND, host, port: requestedPort, closeTimeoutMs });
   } catch (error) {
     shared.release();
     throw error;
   }
-  let closing: Promise<void> | undefined;
-  return {
-    host,
-    port,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        const cutOff = setTimeout(() => connections.destroyAll(), closeTimeoutMs);
-        http.close(() => {
-          clearTimeout(cutOff);
-          shared.release();
-          resolve();
-        });
-        connections.beginClosing();
-      });
-      return closing;
-    },
-  };
+  return { host, port: listener.port, close: () => listener.close().then(() => shared.release()) };
 }
 
 async function respond(context: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -98,14 +83,4 @@ async function respond(context: HttpContext, req: IncomingMessage, res: ServerRe
   } catch (error) {
     sendError(res, error);
   }
-}
-
-function listen(http: ReturnType<typeof createServer>, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http.once('error', (error: NodeJS.ErrnoException) => {
-      const reason = error.code === 'EADDRINUSE' ? 'already in use' : error.message;
-      reject(new InferenceError('UNAVAILABLE', `HTTP frontend: socket '${host}:${port}' ${reason}`, { cause: error }));
-    });
-    http.listen(port, host, () => resolve((http.address() as { port: number }).port));
-  });
 }

@@ -1,7 +1,7 @@
-import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { InferenceError, type InferenceServer } from '@tritium/core';
+import { integerOption } from '../frontend-options.js';
+import { listenHttp } from '../http-listener.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
 
 /** Where Prometheus scrapes, as in Triton (which also takes a trailing slash). */
@@ -11,23 +11,32 @@ export const DEFAULT_METRICS_PORT = 8002;
 /** Prometheus' text exposition format, version 0.0.4: what server.metrics() writes. */
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
+export interface MetricsFrontendOptions extends ListenOptions {
+  /** How long close() lets scrapes under way finish before it cuts them off. Default 30 000 ms, as Triton's --exit-timeout-secs. */
+  readonly closeTimeoutMs?: number;
+}
+
+const FRONTEND = 'metrics frontend';
+
 /**
  * Triton's metrics service: `GET /metrics` answers the server's Prometheus text. Other
  * paths answer 404, other methods 405; metrics turned off (ServerOptions.metrics false)
- * answer 503 saying so.
+ * answer 503 saying so. close() answers the scrapes under way, then closes their
+ * connections; idle keep-alive connections close at once.
  */
-export async function startMetricsFrontend(server: InferenceServer, options: ListenOptions = {}): Promise<RunningFrontend> {
+export async function startMetricsFrontend(server: InferenceServer, options: MetricsFrontendOptions = {}): Promise<RunningFrontend> {
   const host = options.host ?? '0.0.0.0';
+  const port = integerOption(FRONTEND, 'port', options.port ?? DEFAULT_METRICS_PORT, 0, 65_535);
+  const closeTimeoutMs = integerOption(FRONTEND, 'closeTimeoutMs', options.closeTimeoutMs ?? 30_000, 0, 2 ** 31 - 1);
   const http: Server = createServer(async (request, response) => {
     const { status, headers, body } = await answer(server, request);
     // Once closing, each answer ends its connection, so close() waits on no keep-alive client.
     response.writeHead(status, http.listening ? headers : { ...headers, Connection: 'close' }).end(body);
   });
-  http.listen(options.port ?? DEFAULT_METRICS_PORT, host);
-  // once() rejects on 'error' (a port in use, an address not on this host).
-  await once(http, 'listening');
-  const { port } = http.address() as AddressInfo;
-  return { host, port, close: () => close(http) };
+  // Node's own connection tracking serves: a scrape is one short answer.
+  const connections = { beginClosing: () => http.closeIdleConnections(), destroyAll: () => http.closeAllConnections() };
+  const listener = await listenHttp(http, connections, { frontend: FRONTEND, host, port, closeTimeoutMs });
+  return { host, port: listener.port, close: listener.close };
 }
 
 interface Reply {
@@ -56,11 +65,4 @@ const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
 
 function failure(status: number, message: string): Reply {
   return { status, headers: TEXT, body: `${message}\n` };
-}
-
-/** Stops listening; a scrape under way is answered, then its connection closes, and idle keep-alive connections close at once. */
-function close(http: Server): Promise<void> {
-  const closed = new Promise<void>((resolve, reject) => http.close((error) => (error ? reject(error) : resolve())));
-  http.closeIdleConnections();
-  return closed;
 }
