@@ -49,6 +49,7 @@ describe('HTTP frontend: bad requests get a clear error and the connection keeps
       ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}], "outputs": {"name": "OUTPUT0"}}', "'outputs' must be an array, got an object"],
       ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}], "outputs": [{"name": "NOPE"}]}', 'NOPE'],
       ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}], "outputs": [{"name": "OUTPUT0", "parameters": {"classification": 0}}]}', "parameter 'classification' must be a positive integer"],
+      ['{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}, {"name": "__proto__", "datatype": "FP32", "shape": [4], "data": [1,2,3,4]}]}', "unexpected input '__proto__'"],
       ['{"id": 7, "inputs": []}', "the inference request: 'id' must be a string, got number 7"],
     ];
     for (const [body, message] of cases) {

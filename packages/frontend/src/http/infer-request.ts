@@ -59,7 +59,8 @@ export function parseInferRequest(
 
 function readInputs(value: unknown, binary: BinaryInputs, memory: SystemSharedMemory): Record<string, TensorInput> {
   if (!Array.isArray(value)) throw invalid(`the inference request needs an 'inputs' array, got ${describe(value)}`);
-  const inputs: Record<string, TensorInput> = {};
+  // No prototype: an input named `__proto__` is an input like any other.
+  const inputs: Record<string, TensorInput> = Object.create(null);
   const bytesElements = new BytesElementBudget();
   value.forEach((input: unknown, index) => {
     if (!isJsonObject(input)) throw invalid(`input ${index} must be an object, got ${describe(input)}`);
