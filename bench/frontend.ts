@@ -58,7 +58,8 @@ const grpcEchoPort = await new Promise<number>((resolve, reject) =>
   grpcEcho.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
 );
 
-type Latency = { requestsPerSecond: number; p50: number; p99: number };
+/** A run's rate and latency percentiles (µs), seen by the client, and the server process's CPU time per request (µs). */
+type Latency = { requestsPerSecond: number; p50: number; p99: number; serverCpuUs: number };
 
 /** A client process for one model and tensor size. */
 function startClient(model: ClientSetup['model'], elements: number) {
@@ -75,7 +76,12 @@ function startClient(model: ClientSetup['model'], elements: number) {
   const child = fork(fileURLToPath(new URL('./frontend-client.ts', import.meta.url)), [JSON.stringify(setup)], { execArgv: ['--import', 'tsx'] });
   const run = (target: Target, calls: number, concurrency: number) =>
     new Promise<Latency>((resolve, reject) => {
-      child.once('message', (result: Latency & { error?: string }) => (result.error ? reject(new Error(result.error)) : resolve(result)));
+      const cpu = process.cpuUsage();
+      child.once('message', (result: Latency & { error?: string }) => {
+        const { user, system } = process.cpuUsage(cpu);
+        if (result.error) reject(new Error(result.error));
+        else resolve({ ...result, serverCpuUs: (user + system) / calls });
+      });
       child.send({ target, calls, concurrency });
     });
   return { run, stop: () => (child.disconnect(), rmSync(`/dev/shm${setup.sharedMemoryKey}`, { force: true })) };
@@ -85,6 +91,7 @@ const medianOf = (runs: Latency[]): Latency => ({
   requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
   p50: median(runs.map((r) => r.p50)),
   p99: median(runs.map((r) => r.p99)),
+  serverCpuUs: median(runs.map((r) => r.serverCpuUs)),
 });
 
 // 1. Batch 1, alternating rounds of every target.
@@ -97,17 +104,21 @@ for (const concurrency of [1, 64]) {
   const record = (name: string, result: Latency) => runs.set(name, [...(runs.get(name) ?? []), result]);
   for (const target of ['http-echo', 'http-json', 'http-binary', 'grpc-echo', 'grpc'] as const) await tiny.run(target, 500, concurrency);
   for (let round = 0; round < ROUNDS; round++) {
-    record('in-process', await measureLatency(() => server.infer('tiny', input), calls, concurrency));
+    const cpu = process.cpuUsage();
+    const inProcess = await measureLatency(() => server.infer('tiny', input), calls, concurrency);
+    const { user, system } = process.cpuUsage(cpu);
+    record('in-process', { ...inProcess, serverCpuUs: (user + system) / calls });
     for (const target of ['http-echo', 'http-json', 'http-binary', 'grpc-echo', 'grpc'] as const) record(target, await tiny.run(target, calls, concurrency));
   }
   const byName = new Map([...runs].map(([name, results]) => [name, medianOf(results)]));
   console.log(`\nTiny model, batch 1, ${concurrency} concurrent client(s), medians of ${ROUNDS} alternating rounds`);
-  table([...byName].map(([name, r]) => ({ path: name, 'req/s': r.requestsPerSecond, 'p50 µs': r.p50, 'p99 µs': r.p99 })));
+  table([...byName].map(([name, r]) => ({ path: name, 'req/s': r.requestsPerSecond, 'p50 µs': r.p50, 'p99 µs': r.p99, 'server CPU µs/request': r.serverCpuUs })));
   table(
     pairs.map(([floor, path]) => {
       const addedP50 = median(runs.get(path)!.map((r, i) => r.p50 - runs.get(floor)![i]!.p50));
       const ratio = median(runs.get(path)!.map((r, i) => r.requestsPerSecond / runs.get(floor)![i]!.requestsPerSecond));
-      return { path, floor, 'p50 added µs': addedP50, 'req/s ÷ floor': ratio };
+      const addedCpu = median(runs.get(path)!.map((r, i) => r.serverCpuUs - runs.get(floor)![i]!.serverCpuUs));
+      return { path, floor, 'p50 added µs': addedP50, 'req/s ÷ floor': ratio, 'server CPU added µs/request': addedCpu };
     }),
   );
 }
