@@ -985,6 +985,11 @@ def _import_model(model_file):
 
 def main(argv):
     global _np, _pb, _arena, _queue, _asyncio, _inspect, _select
+    # The server decides when a stub ends (it closes the pipes, or kills it): a Ctrl-C or
+    # SIGTERM sent to the whole process group must not cut short the server's drain.
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     model_file, shm_dir, prefix = _parse_args(argv)
     try:
         import numpy as _np
