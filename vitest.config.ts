@@ -11,6 +11,7 @@ export default defineConfig({
       '@tritium/batcher': src('batcher'),
       '@tritium/backend-onnx': src('backend-onnx'),
       '@tritium/backend-python': src('backend-python'),
+      '@tritium/backend-pytorch': src('backend-pytorch'),
       '@tritium/frontend': src('frontend'),
     },
   },

@@ -10,6 +10,7 @@ const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {
   onnxruntime: '@tritium/backend-onnx',
   python: '@tritium/backend-python',
   tensorrt: '@tritium/backend-tensorrt',
+  pytorch: '@tritium/backend-pytorch',
 };
 
 type BackendPackage = { createBackend?: () => Backend };

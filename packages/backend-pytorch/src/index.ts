@@ -1,0 +1,1 @@
+export { pytorchBackend, createBackend } from './backend.js';

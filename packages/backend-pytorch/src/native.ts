@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/** A tensor crossing the addon: a Triton datatype name, a shape, and its bytes. */
+export interface NativeTensor {
+  readonly datatype: string;
+  readonly shape: readonly number[];
+  readonly data: ArrayBufferView;
+}
+
+/** What the addon answers for each output: the bytes are a new ArrayBuffer, copied from libtorch. */
+export interface NativeOutput {
+  /** A Triton datatype name, or `torch.<dtype>` for one Triton lacks. */
+  readonly datatype: string;
+  readonly shape: number[];
+  readonly data: ArrayBuffer;
+}
+
+/** The per-run switches of Triton's parameters; an absent JIT switch leaves libtorch's setting. */
+export interface RunOptions {
+  readonly inferenceMode: boolean;
+  readonly optimizedExecution: boolean;
+  readonly tensorFuser?: boolean;
+  readonly jitExecutor?: boolean;
+  readonly jitProfiling?: boolean;
+}
+
+/** A loaded TorchScript module; runs happen on libuv's worker threads. */
+export interface ScriptModule {
+  /** forward()'s argument names, without self. */
+  argumentNames(): string[];
+  /** forward() on the inputs (read in place: keep them unchanged until it settles); its tensors flattened in order. */
+  forward(inputs: readonly NativeTensor[], options: RunOptions): Promise<NativeOutput[]>;
+  /** Drops the module once runs in flight end. */
+  release(): void;
+}
+
+export interface TorchAddon {
+  /** torch::jit::load onto a device ("cpu", "cuda:0"), off the event loop. */
+  load(path: string, device: string): Promise<ScriptModule>;
+  /** at::set_num_threads / set_num_interop_threads; 0 leaves one alone. Throws where libtorch refuses. */
+  setThreads(intra: number, inter: number): void;
+  threads(): { intra: number; inter: number };
+  disableCudnn(disabled: boolean): void;
+  /** 0 where libtorch has no CUDA or no GPU is present. */
+  cudaDeviceCount(): number;
+  readonly torchVersion: string;
+}
+
+// src/native.ts under vitest and tsx, dist/index.{js,cjs} once built: both one level
+// below the package root, where cmake-js puts build/Release.
+const ADDON_URL = new URL('../build/Release/torchscript.node', import.meta.url);
+export const INSTALL_HINT =
+  'install the torch Python package (`pip install torch`; the CPU wheel will do), cmake and a C++ compiler, then run `pnpm --filter @tritium/backend-pytorch build:native`';
+
+let addon: TorchAddon | undefined;
+
+/** Loads the addon on first use; throws an Error saying what is missing and how to fix it. */
+export function loadTorchAddon(): TorchAddon {
+  addon ??= loadAddonFrom(fileURLToPath(ADDON_URL));
+  return addon;
+}
+
+/** The loader behind loadTorchAddon, with the path given (tests point it elsewhere). */
+export function loadAddonFrom(path: string): TorchAddon {
+  let reason: string;
+  if (!existsSync(path)) {
+    reason = `${path} does not exist`;
+  } else {
+    try {
+      return createRequire(import.meta.url)(path) as TorchAddon;
+    } catch (error) {
+      reason = `${path} does not load: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+  throw new Error(`the TorchScript addon of @tritium/backend-pytorch is not built (${reason}): ${INSTALL_HINT}`);
+}

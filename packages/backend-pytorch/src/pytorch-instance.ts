@@ -1,0 +1,116 @@
+import { InferenceError, dataTypeFromConfig, gatherBatchInput, mapVariableDims, scatterBatchOutputs, shapeToString, typedArrayConstructor } from '@tritium/core';
+import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ModelContext, Tensor } from '@tritium/core';
+import type { NativeOutput, NativeTensor, RunOptions, ScriptModule } from './native.js';
+
+/** A module and where the config's tensors sit among forward()'s arguments and results. */
+export interface BoundModule {
+  readonly module: ScriptModule;
+  /** forward() argument position of each config input, in config order. */
+  readonly inputs: readonly number[];
+  /** Result position of each config output, in config order. */
+  readonly outputs: readonly number[];
+}
+
+interface OutputPlan {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly dims: readonly number[];
+  readonly reshape?: readonly number[];
+}
+
+/**
+ * One instance: stacks a batch's requests along the first dimension, runs forward()
+ * once on the addon's worker thread, and splits the results back per request.
+ * Requests whose item shapes differ run as separate batches.
+ */
+export class PytorchInstance implements BackendInstance {
+  private readonly batching: boolean;
+  private readonly inputNames: readonly string[];
+  private readonly outputs: readonly OutputPlan[];
+
+  constructor(
+    private readonly context: ModelContext,
+    private readonly options: RunOptions,
+    private readonly bound: BoundModule,
+    private readonly release: () => void,
+  ) {
+    const { config } = context;
+    this.batching = config.max_batch_size > 0;
+    this.inputNames = config.input.map((i) => i.name);
+    this.outputs = config.output.map((o) => ({ name: o.name, datatype: dataTypeFromConfig(o.data_type), dims: o.dims, reshape: o.reshape?.shape }));
+  }
+
+  async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
+    const results: Array<Record<string, Tensor> | Error> = new Array(requests.length);
+    const live: number[] = [];
+    requests.forEach((request, i) => {
+      if (request.isCancelled) results[i] = new InferenceError('CANCELLED', `${this.describe(request)}: cancelled before it ran`);
+      else live.push(i);
+    });
+    await Promise.all(
+      this.groups(requests, live).map(async (group) => {
+        const batch = group.map((i) => requests[i]!);
+        try {
+          const outputs = await this.run(batch);
+          group.forEach((index, k) => (results[index] = outputs[k]!));
+        } catch (error) {
+          for (const index of group) results[index] = InferenceError.from(error, 'INTERNAL', this.describe(requests[index]!));
+        }
+      }),
+    );
+    return results;
+  }
+
+  async finalize(): Promise<void> {
+    this.release();
+  }
+
+  private describe(request: BackendRequest): string {
+    return `model '${this.context.name}' request '${request.id}'`;
+  }
+
+  /** Request indices grouped by the item shapes of their inputs: each group stacks into one run. */
+  private groups(requests: readonly BackendRequest[], indices: readonly number[]): number[][] {
+    if (!this.batching) return indices.map((i) => [i]);
+    const byShape = new Map<string, number[]>();
+    for (const i of indices) {
+      const inputs = requests[i]!.inputs;
+      const key = this.inputNames.map((name) => inputs[name]?.shape.slice(1).join(',')).join(';');
+      const group = byShape.get(key);
+      if (group) group.push(i);
+      else byShape.set(key, [i]);
+    }
+    return [...byShape.values()];
+  }
+
+  private async run(batch: readonly BackendRequest[]): Promise<Array<Record<string, Tensor>>> {
+    const args: NativeTensor[] = new Array(this.inputNames.length);
+    this.inputNames.forEach((name, k) => {
+      const tensor = gatherBatchInput(batch, name);
+      args[this.bound.inputs[k]!] = { datatype: tensor.datatype, shape: tensor.shape, data: tensor.data as ArrayBufferView };
+    });
+    const values = await this.bound.module.forward(args, this.options);
+    const batchSize = batch.reduce((sum, request) => sum + request.batchSize, 0);
+    const outputs: Record<string, Tensor> = {};
+    this.outputs.forEach((plan, k) => (outputs[plan.name] = this.output(plan, values, this.bound.outputs[k]!, batchSize)));
+    return batch.length === 1 ? [outputs] : scatterBatchOutputs(batch, outputs);
+  }
+
+  /** One config output from forward()'s results, checked against the config's datatype and batch size. */
+  private output(plan: OutputPlan, values: readonly NativeOutput[], position: number, batchSize: number): Tensor {
+    const what = `model '${this.context.name}' output '${plan.name}'`;
+    const value = values[position];
+    if (!value) throw new InferenceError('INTERNAL', `${what}: forward() returned ${values.length} tensors, none at position ${position}`);
+    if (value.datatype !== plan.datatype) {
+      throw new InferenceError('INTERNAL', `${what}: forward() returned ${value.datatype}, the configuration says ${plan.datatype}`);
+    }
+    if (this.batching && value.shape[0] !== batchSize) {
+      throw new InferenceError('INTERNAL', `${what}: forward() returned shape ${shapeToString(value.shape)}, whose first dimension should be the batch size ${batchSize}`);
+    }
+    const lead = this.batching ? 1 : 0;
+    const shape = plan.reshape ? [...value.shape.slice(0, lead), ...mapVariableDims(value.shape.slice(lead), plan.reshape, plan.dims)] : value.shape;
+    // BYTES never gets here: the model refuses it at load.
+    const Data = typedArrayConstructor(plan.datatype) as unknown as new (buffer: ArrayBuffer) => Tensor['data'];
+    return { datatype: plan.datatype, shape, data: new Data(value.data) } as Tensor;
+  }
+}

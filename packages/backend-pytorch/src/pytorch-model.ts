@@ -1,0 +1,83 @@
+import { InferenceError } from '@tritium/core';
+import type { BackendInstance, BackendModel, InstanceContext, ModelContext } from '@tritium/core';
+import { deviceOf } from './devices.js';
+import type { ScriptModule, TorchAddon } from './native.js';
+import { inputPositions, outputPositions } from './naming.js';
+import { torchParameters } from './parameters.js';
+import type { TorchParameters } from './parameters.js';
+import { PytorchInstance } from './pytorch-instance.js';
+import { applyThreadCounts } from './threads.js';
+
+/** A loaded module and how many instances hold it. */
+interface SharedModule {
+  readonly module: Promise<ScriptModule>;
+  holders: number;
+}
+
+/**
+ * A model version: reads the config's parameters once, then loads model.pt for each
+ * instance (or once per device with ENABLE_WEIGHT_SHARING) and maps the config's
+ * tensors onto forward()'s arguments and results.
+ */
+export class PytorchModel implements BackendModel {
+  readonly description: string;
+  private readonly parameters: TorchParameters;
+  private readonly shared = new Map<string, SharedModule>();
+
+  constructor(
+    private readonly context: ModelContext,
+    private readonly addon: TorchAddon,
+  ) {
+    this.parameters = torchParameters(context.config);
+    applyThreadCounts(context.name, this.parameters, addon, context.logger);
+    if (this.parameters.disableCudnn) addon.disableCudnn(true);
+    this.description = `libtorch ${addon.torchVersion}`;
+  }
+
+  async createInstance(instance: InstanceContext): Promise<BackendInstance> {
+    const device = deviceOf(this.context.name, instance, this.addon);
+    const module = await this.acquire(device);
+    try {
+      const { config } = this.context;
+      const inputs = inputPositions(this.context.name, config.input.map((i) => i.name), module.argumentNames());
+      const outputs = outputPositions(config.output.map((o) => o.name));
+      return new PytorchInstance(this.context, this.parameters.run, { module, inputs, outputs }, () => this.releaseModule(device, module));
+    } catch (error) {
+      this.releaseModule(device, module);
+      throw error;
+    }
+  }
+
+  /** A module for the device: its own, or with weight sharing the one the device's instances share. */
+  private async acquire(device: string): Promise<ScriptModule> {
+    if (!this.parameters.weightSharing) return this.load(device);
+    let entry = this.shared.get(device);
+    if (!entry) {
+      entry = { module: this.load(device), holders: 0 };
+      this.shared.set(device, entry);
+      entry.module.catch(() => this.shared.delete(device));
+    }
+    entry.holders++;
+    return entry.module;
+  }
+
+  private releaseModule(device: string, module: ScriptModule): void {
+    const entry = this.shared.get(device);
+    if (entry) {
+      if (--entry.holders > 0) return;
+      this.shared.delete(device);
+    }
+    module.release();
+  }
+
+  private async load(device: string): Promise<ScriptModule> {
+    try {
+      return await this.addon.load(this.context.modelPath, device);
+    } catch (error) {
+      throw new InferenceError(
+        'INVALID_ARG',
+        `model '${this.context.name}': libtorch cannot load ${this.context.modelPath} as TorchScript: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+}

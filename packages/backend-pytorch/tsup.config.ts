@@ -1,0 +1,13 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: ['src/index.ts'],
+  format: ['esm', 'cjs'],
+  dts: true,
+  external: ['@tritium/core'],
+  clean: true,
+  sourcemap: true,
+  target: 'node20',
+  // The CommonJS build finds build/Release/torchscript.node through import.meta.url too.
+  shims: true,
+});
