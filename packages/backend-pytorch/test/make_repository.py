@@ -1,0 +1,124 @@
+"""Writes a Triton model repository of TorchScript models into argv[1], with the
+results torch itself gives for fixed inputs in expected.json (used by the tests)."""
+import json
+import os
+import sys
+
+import torch
+
+root = sys.argv[1]
+expected = {}
+
+
+def write(name, module, config):
+    os.makedirs(os.path.join(root, name, "1"), exist_ok=True)
+    torch.jit.script(module).save(os.path.join(root, name, "1", "model.pt"))
+    with open(os.path.join(root, name, "config.pbtxt"), "w") as f:
+        f.write(f'name: "{name}"\n{config}')
+
+
+class AddSub(torch.nn.Module):
+    def forward(self, INPUT__0: torch.Tensor, INPUT__1: torch.Tensor):
+        return INPUT__0 + INPUT__1, INPUT__0 - INPUT__1
+
+
+write("add_sub", AddSub(), """backend: "pytorch"
+max_batch_size: 8
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "INPUT__1" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "OUTPUT__1" data_type: TYPE_FP32 dims: [ 4 ] } ]
+dynamic_batching { max_queue_delay_microseconds: 200000 }
+""")
+
+
+class Named(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor):
+        return x - 2 * y
+
+
+# Inputs listed in another order than forward()'s: they are matched by name.
+write("named_args", Named(), """platform: "pytorch_libtorch"
+input [ { name: "y" data_type: TYPE_FP32 dims: [ 3 ] }, { name: "x" data_type: TYPE_FP32 dims: [ 3 ] } ]
+output [ { name: "difference" data_type: TYPE_FP32 dims: [ 3 ] } ]
+""")
+
+
+class Indexed(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor):
+        return a * 10 + b, a
+
+
+# Names that are not forward()'s: placed by their __<index>, here in reverse config order.
+write("indexed", Indexed(), """backend: "pytorch"
+input [ { name: "second__1" data_type: TYPE_INT32 dims: [ 2 ] }, { name: "first__0" data_type: TYPE_INT32 dims: [ 2 ] } ]
+output [ { name: "copy__1" data_type: TYPE_INT32 dims: [ 2 ] }, { name: "mixed__0" data_type: TYPE_INT32 dims: [ 2 ] } ]
+""")
+
+torch.manual_seed(7)
+linear = torch.nn.Sequential(torch.nn.Linear(5, 3), torch.nn.Tanh())
+linear_input = torch.randn(2, 5)
+write("linear", linear, """backend: "pytorch"
+max_batch_size: 4
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 5 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 3 ] } ]
+parameters: { key: "INFERENCE_MODE" value: { string_value: "false" } }
+parameters: { key: "DISABLE_OPTIMIZED_EXECUTION" value: { string_value: "true" } }
+""")
+with torch.no_grad():
+    expected["linear"] = {"input": linear_input.flatten().tolist(), "output": linear(linear_input).flatten().tolist()}
+
+
+class Casts(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        return x.half(), x.to(torch.bfloat16), x.round().long(), x > 0, x.double() * 3, x.to(torch.int8)
+
+
+write("casts", Casts(), """backend: "pytorch"
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 5 ] } ]
+output [
+  { name: "OUTPUT__0" data_type: TYPE_FP16 dims: [ 5 ] },
+  { name: "OUTPUT__1" data_type: TYPE_BF16 dims: [ 5 ] },
+  { name: "OUTPUT__2" data_type: TYPE_INT64 dims: [ 5 ] },
+  { name: "OUTPUT__3" data_type: TYPE_BOOL dims: [ 5 ] },
+  { name: "OUTPUT__4" data_type: TYPE_FP64 dims: [ 5 ] },
+  { name: "OUTPUT__5" data_type: TYPE_INT8 dims: [ 5 ] }
+]
+""")
+x = torch.tensor([1.5, -2.25, 0.1, 3.7, -0.6])
+half, bf16, long, positive, double, int8 = Casts()(x)
+expected["casts"] = {
+    "input": x.tolist(),
+    # 16-bit floats as their bit patterns, to compare exactly.
+    "OUTPUT__0": half.view(torch.int16).to(torch.int32).bitwise_and(0xFFFF).tolist(),
+    "OUTPUT__1": bf16.view(torch.int16).to(torch.int32).bitwise_and(0xFFFF).tolist(),
+    "OUTPUT__2": long.tolist(),
+    "OUTPUT__3": [int(v) for v in positive.tolist()],
+    "OUTPUT__4": double.tolist(),
+    "OUTPUT__5": int8.tolist(),
+}
+
+
+class Identity(torch.nn.Module):
+    def forward(self, INPUT__0: torch.Tensor):
+        return INPUT__0.clone()
+
+
+for datatype in ["BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FP16", "BF16", "FP64"]:
+    write(f"identity_{datatype.lower()}", Identity(), f"""backend: "pytorch"
+max_batch_size: 2
+input [ {{ name: "INPUT__0" data_type: TYPE_{datatype} dims: [ -1 ] }} ]
+output [ {{ name: "OUTPUT__0" data_type: TYPE_{datatype} dims: [ -1 ] }} ]
+""")
+
+# A model.pt that is not TorchScript.
+os.makedirs(os.path.join(root, "corrupt", "1"), exist_ok=True)
+with open(os.path.join(root, "corrupt", "1", "model.pt"), "wb") as f:
+    f.write(b"PK\x03\x04 not a TorchScript archive")
+with open(os.path.join(root, "corrupt", "config.pbtxt"), "w") as f:
+    f.write("""name: "corrupt"
+backend: "pytorch"
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 1 ] } ]
+""")
+
+with open(os.path.join(root, "expected.json"), "w") as f:
+    json.dump(expected, f)

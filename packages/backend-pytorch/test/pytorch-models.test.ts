@@ -1,0 +1,154 @@
+import { readdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferenceServer, fromBf16, fromFp16, toBf16, toFp16 } from '@tritium/core';
+import type { InferenceError } from '@tritium/core';
+import { pytorchBackend } from '@tritium/backend-pytorch';
+import { makeRepository, torchMissing } from './helpers.js';
+import type { Repository } from './helpers.js';
+
+const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts'];
+const IDENTITIES = ['BOOL', 'UINT8', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'BF16', 'FP64'] as const;
+
+describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () => {
+  let repository: Repository;
+  let server: InferenceServer;
+
+  beforeAll(async () => {
+    repository = await makeRepository();
+    server = await InferenceServer.start({
+      modelRepository: repository.path,
+      modelControlMode: 'explicit',
+      backends: [pytorchBackend()],
+    });
+    for (const name of [...SERVED, ...IDENTITIES.map((t) => `identity_${t.toLowerCase()}`)]) await server.loadModel(name);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await repository?.remove();
+  });
+
+  it('answers INPUT__n / OUTPUT__n models, and batches concurrent requests under the dynamic batcher', async () => {
+    const requests = Array.from({ length: 6 }, (_, i) =>
+      server.infer('add_sub', {
+        inputs: {
+          INPUT__0: { datatype: 'FP32', shape: [1, 4], data: new Float32Array([i, 1, 2, 3]) },
+          INPUT__1: { datatype: 'FP32', shape: [1, 4], data: new Float32Array([1, 1, 1, i]) },
+        },
+      }),
+    );
+    const responses = await Promise.all(requests);
+    responses.forEach((response, i) => {
+      expect(response.outputs.OUTPUT__0!.shape).toEqual([1, 4]);
+      expect([...(response.outputs.OUTPUT__0!.data as Float32Array)]).toEqual([i + 1, 2, 3, 3 + i]);
+      expect([...(response.outputs.OUTPUT__1!.data as Float32Array)]).toEqual([i - 1, 0, 1, 3 - i]);
+    });
+    const [stats] = (await server.statistics('add_sub')).model_stats;
+    expect(stats!.inference_count).toBe(6);
+    // The 200 ms queue delay gathers the six into fewer runs.
+    expect(stats!.execution_count).toBeLessThan(6);
+  });
+
+  it("matches inputs to forward()'s argument names whatever the config's order", async () => {
+    const { outputs } = await server.infer('named_args', {
+      inputs: {
+        x: { datatype: 'FP32', shape: [3], data: new Float32Array([10, 20, 30]) },
+        y: { datatype: 'FP32', shape: [3], data: new Float32Array([1, 2, 3]) },
+      },
+    });
+    expect([...(outputs.difference!.data as Float32Array)]).toEqual([8, 16, 24]);
+  });
+
+  it('places other names by their __<index>, for inputs and outputs', async () => {
+    const { outputs } = await server.infer('indexed', {
+      inputs: {
+        first__0: { datatype: 'INT32', shape: [2], data: new Int32Array([1, 2]) },
+        second__1: { datatype: 'INT32', shape: [2], data: new Int32Array([3, 4]) },
+      },
+    });
+    expect([...(outputs.mixed__0!.data as Int32Array)]).toEqual([13, 24]);
+    expect([...(outputs.copy__1!.data as Int32Array)]).toEqual([1, 2]);
+  });
+
+  it("gives torch's own results for a linear layer (inference mode and optimized execution off)", async () => {
+    const { input, output } = repository.expected.linear!;
+    const { outputs } = await server.infer('linear', { inputs: { INPUT__0: { datatype: 'FP32', shape: [2, 5], data: new Float32Array(input!) } } });
+    expect(outputs.OUTPUT__0!.shape).toEqual([2, 3]);
+    [...(outputs.OUTPUT__0!.data as Float32Array)].forEach((value, i) => expect(value).toBeCloseTo(output![i]!, 6));
+  });
+
+  it("gives torch's own results in FP16, BF16, INT64, BOOL, FP64 and INT8", async () => {
+    const expected = repository.expected.casts!;
+    const { outputs } = await server.infer('casts', { inputs: { INPUT__0: { datatype: 'FP32', shape: [5], data: new Float32Array(expected.input!) } } });
+    expect(outputs.OUTPUT__0!.datatype).toBe('FP16');
+    expect([...(outputs.OUTPUT__0!.data as Uint16Array)]).toEqual(expected.OUTPUT__0);
+    expect([...(outputs.OUTPUT__1!.data as Uint16Array)]).toEqual(expected.OUTPUT__1);
+    expect([...(outputs.OUTPUT__2!.data as BigInt64Array)].map(Number)).toEqual(expected.OUTPUT__2);
+    expect([...(outputs.OUTPUT__3!.data as Uint8Array)]).toEqual(expected.OUTPUT__3);
+    expect([...(outputs.OUTPUT__4!.data as Float64Array)]).toEqual(expected.OUTPUT__4);
+    expect([...(outputs.OUTPUT__5!.data as Int8Array)]).toEqual(expected.OUTPUT__5);
+  });
+
+  it.each(IDENTITIES)('carries %s through forward() unchanged', async (datatype) => {
+    const values: Record<(typeof IDENTITIES)[number], ArrayBufferView> = {
+      BOOL: new Uint8Array([1, 0, 1]),
+      UINT8: new Uint8Array([0, 128, 255]),
+      INT8: new Int8Array([-128, 0, 127]),
+      INT16: new Int16Array([-32768, 1, 32767]),
+      INT32: new Int32Array([-(2 ** 31), 5, 2 ** 31 - 1]),
+      INT64: new BigInt64Array([-(2n ** 63n), 7n, 2n ** 63n - 1n]),
+      FP16: toFp16([0.5, -2, 65504]),
+      BF16: toBf16([0.5, -2, 3.0e38]),
+      FP64: new Float64Array([Math.PI, -1e300, 0]),
+    };
+    const data = values[datatype];
+    const { outputs } = await server.infer(`identity_${datatype.toLowerCase()}`, {
+      inputs: { INPUT__0: { datatype, shape: [1, 3], data: data as never } },
+    });
+    expect(outputs.OUTPUT__0!.datatype).toBe(datatype);
+    expect(outputs.OUTPUT__0!.shape).toEqual([1, 3]);
+    expect(outputs.OUTPUT__0!.data).toEqual(data);
+    if (datatype === 'FP16') expect(fromFp16(outputs.OUTPUT__0!.data as Uint16Array)).toEqual(new Float32Array([0.5, -2, 65504]));
+    if (datatype === 'BF16') expect(fromBf16(outputs.OUTPUT__0!.data as Uint16Array)[1]).toBe(-2);
+  });
+
+  it('refuses a wrong datatype or shape, and keeps serving', async () => {
+    const wrongType = server.infer('linear', { inputs: { INPUT__0: { datatype: 'FP64', shape: [1, 5], data: new Float64Array(5) } } });
+    await expect(wrongType).rejects.toMatchObject({ code: 'INVALID_ARG' });
+    const wrongShape = server.infer('linear', { inputs: { INPUT__0: { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) } } });
+    await expect(wrongShape).rejects.toMatchObject({ code: 'INVALID_ARG' });
+    const { outputs } = await server.infer('linear', { inputs: { INPUT__0: { datatype: 'FP32', shape: [1, 5], data: new Float32Array(5) } } });
+    expect(outputs.OUTPUT__0!.shape).toEqual([1, 3]);
+  });
+
+  it('fails to load a model.pt that is not TorchScript, saying so', async () => {
+    const error = (await server.loadModel('corrupt').catch((e: unknown) => e)) as InferenceError;
+    expect(error.message).toMatch(/model 'corrupt': libtorch cannot load .*model\.pt as TorchScript/);
+    expect(await server.isModelReady('linear')).toBe(true);
+  });
+
+  it('KIND_GPU is refused with the reason before the backend sees it (core runs models on the CPU)', async () => {
+    const config = (await server.modelConfig('linear')) as Record<string, unknown>;
+    const gpu = { ...config, instance_group: [{ kind: 'KIND_GPU' as const, count: 1, gpus: [0] }] };
+    const error = (await server.loadModel('linear', { config: gpu }).catch((e: unknown) => e)) as InferenceError;
+    expect(error.message).toMatch(/gpu id 0: no GPUs are available/);
+    await server.loadModel('linear');
+    expect(await server.isModelReady('linear')).toBe(true);
+  });
+
+  it('loads and unloads without growing threads or memory', async () => {
+    const cycle = async () => {
+      await server.loadModel('linear');
+      await server.infer('linear', { inputs: { INPUT__0: { datatype: 'FP32', shape: [4, 5], data: new Float32Array(20) } } });
+      await server.unloadModel('linear');
+    };
+    for (let i = 0; i < 3; i++) await cycle();
+    const threads = readdirSync('/proc/self/task').length;
+    const rss = process.memoryUsage().rss;
+    for (let i = 0; i < 20; i++) await cycle();
+    expect(readdirSync('/proc/self/task').length).toBeLessThanOrEqual(threads);
+    // 20 loads of the model would hold far more than this if modules leaked (each load maps the archive and its graph).
+    expect(process.memoryUsage().rss - rss).toBeLessThan(40 * 1024 * 1024);
+    await server.loadModel('linear');
+  });
+});
