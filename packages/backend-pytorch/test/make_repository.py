@@ -109,6 +109,41 @@ input [ {{ name: "INPUT__0" data_type: TYPE_{datatype} dims: [ -1 ] }} ]
 output [ {{ name: "OUTPUT__0" data_type: TYPE_{datatype} dims: [ -1 ] }} ]
 """)
 
+
+class Slow(torch.nn.Module):
+    def forward(self, ROUNDS__0: torch.Tensor):
+        x = torch.ones(384, 384)
+        for _ in range(int(ROUNDS__0[0])):
+            x = torch.tanh(x @ x)
+        return x.sum().reshape(1)
+
+
+# Runs as long as it is asked to, to see the event loop turn meanwhile.
+write("slow", Slow(), """backend: "pytorch"
+input [ { name: "ROUNDS__0" data_type: TYPE_INT64 dims: [ 1 ] } ]
+output [ { name: "SUM__0" data_type: TYPE_FP32 dims: [ 1 ] } ]
+""")
+
+
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, INPUT__0: torch.Tensor):
+        self.calls += 1
+        return INPUT__0 * 0 + self.calls
+
+
+# Counts its calls in the module: instances that share the module share the count.
+write("counter", Counter(), """backend: "pytorch"
+input [ { name: "INPUT__0" data_type: TYPE_INT64 dims: [ 1 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_INT64 dims: [ 1 ] } ]
+instance_group [ { kind: KIND_CPU count: 2 } ]
+parameters: { key: "ENABLE_WEIGHT_SHARING" value: { string_value: "true" } }
+parameters: { key: "INTRA_OP_THREAD_COUNT" value: { string_value: "1" } }
+""")
+
 # A model.pt that is not TorchScript.
 os.makedirs(os.path.join(root, "corrupt", "1"), exist_ok=True)
 with open(os.path.join(root, "corrupt", "1", "model.pt"), "wb") as f:

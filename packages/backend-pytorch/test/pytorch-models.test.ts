@@ -6,7 +6,7 @@ import { pytorchBackend } from '@tritium/backend-pytorch';
 import { makeRepository, torchMissing } from './helpers.js';
 import type { Repository } from './helpers.js';
 
-const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts'];
+const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts', 'slow'];
 const IDENTITIES = ['BOOL', 'UINT8', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'BF16', 'FP64'] as const;
 
 describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () => {
@@ -110,6 +110,21 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     expect(outputs.OUTPUT__0!.data).toEqual(data);
     if (datatype === 'FP16') expect(fromFp16(outputs.OUTPUT__0!.data as Uint16Array)).toEqual(new Float32Array([0.5, -2, 65504]));
     if (datatype === 'BF16') expect(fromBf16(outputs.OUTPUT__0!.data as Uint16Array)[1]).toBe(-2);
+  });
+
+  it('runs forward() off the event loop: timers fire while a long run is under way', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = performance.now();
+    try {
+      await server.infer('slow', { inputs: { ROUNDS__0: { datatype: 'INT64', shape: [1], data: new BigInt64Array([40n]) } } });
+    } finally {
+      clearInterval(timer);
+    }
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThan(50);
+    // A blocked loop would tick at most once; a free one ticks about every 5 ms (wide margin for a busy machine).
+    expect(ticks).toBeGreaterThan(Math.min(5, elapsed / 50));
   });
 
   it('refuses a wrong datatype or shape, and keeps serving', async () => {

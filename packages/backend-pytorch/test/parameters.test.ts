@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferenceServer } from '@tritium/core';
+import type { InferenceError, Logger } from '@tritium/core';
+import { pytorchBackend } from '@tritium/backend-pytorch';
+import { loadTorchAddon } from '../src/native.js';
+import { makeRepository, torchMissing } from './helpers.js';
+import type { Repository } from './helpers.js';
+
+// Its own file, so its own process: the thread counts are libtorch's, set once per process.
+describe.skipIf(torchMissing)("Triton's pytorch parameters", () => {
+  let repository: Repository;
+  let server: InferenceServer;
+  const warnings: string[] = [];
+  const logger: Logger = { error() {}, warn: (message) => warnings.push(message), info() {}, verbose() {} };
+
+  beforeAll(async () => {
+    repository = await makeRepository();
+    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', backends: [pytorchBackend()], logger });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await repository?.remove();
+  });
+
+  const withParameters = async (name: string, parameters: Record<string, string>) => {
+    if (!(await server.isModelReady(name))) await server.loadModel(name);
+    const base = await server.modelConfig(name);
+    const entries = Object.fromEntries(Object.entries(parameters).map(([key, value]) => [key, { string_value: value }]));
+    return server.loadModel(name, { config: { ...base, parameters: { ...base.parameters, ...entries } } });
+  };
+
+  it('ENABLE_WEIGHT_SHARING: the instances share one module (its call count)', async () => {
+    await server.loadModel('counter');
+    const counts: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { outputs } = await server.infer('counter', { inputs: { INPUT__0: { datatype: 'INT64', shape: [1], data: new BigInt64Array(1) } } });
+      counts.push(Number((outputs.OUTPUT__0!.data as BigInt64Array)[0]));
+    }
+    expect(counts).toEqual([1, 2, 3, 4]);
+  });
+
+  it("INTRA_OP_THREAD_COUNT: the first model's value stays for the process, a later one is logged", async () => {
+    expect(loadTorchAddon().threads().intra).toBe(1);
+    await withParameters('linear', { INTRA_OP_THREAD_COUNT: '2' });
+    expect(loadTorchAddon().threads().intra).toBe(1);
+    expect(warnings.join('\n')).toMatch(/model 'linear': INTRA_OP_THREAD_COUNT\/INTER_OP_THREAD_COUNT are set once per process; the first model's \(1\/0\) stay/);
+  });
+
+  it('refuses a parameter that is not a boolean or a count, naming it', async () => {
+    for (const [key, value] of [
+      ['INFERENCE_MODE', 'maybe'],
+      ['INTER_OP_THREAD_COUNT', '-3'],
+    ] as const) {
+      const error = (await withParameters('add_sub', { [key]: value }).catch((e: unknown) => e)) as InferenceError;
+      expect(error.message).toContain(`parameter '${key}' is '${value}'`);
+    }
+  });
+});
