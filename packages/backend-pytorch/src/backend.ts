@@ -3,14 +3,19 @@ import type { Backend, BackendModel, ModelContext, NormalizedModelConfig } from 
 import { loadTorchAddon } from './native.js';
 import { PytorchModel } from './pytorch-model.js';
 
-/** Triton serves strings to TorchScript as List[str]; this backend does not yet. */
-function refuseStrings(config: NormalizedModelConfig): void {
-  const strings = [...config.input, ...config.output].filter((tensor) => tensor.data_type === 'TYPE_STRING').map((tensor) => tensor.name);
-  if (strings.length > 0) {
-    throw new InferenceError(
-      'UNSUPPORTED',
-      `model '${config.name}': TYPE_STRING tensors (${strings.join(', ')}) are not supported by @tritium/backend-pytorch yet (Triton passes them to forward() as List[str])`,
-    );
+/** Config datatypes the addon cannot carry, and why. */
+const UNSERVED: Readonly<Record<string, string>> = {
+  TYPE_STRING: 'Triton passes strings to forward() as List[str]; not done here yet',
+  TYPE_UINT16: 'libtorch has too few operators for unsigned 16-bit tensors',
+  TYPE_UINT32: 'libtorch has too few operators for unsigned 32-bit tensors',
+  TYPE_UINT64: 'libtorch has too few operators for unsigned 64-bit tensors',
+};
+
+/** Refuses at load a model with a tensor of a datatype the backend does not serve. */
+function refuseUnserved(config: NormalizedModelConfig): void {
+  for (const tensor of [...config.input, ...config.output]) {
+    const why = UNSERVED[tensor.data_type];
+    if (why) throw new InferenceError('UNSUPPORTED', `model '${config.name}': tensor '${tensor.name}' is ${tensor.data_type}, which @tritium/backend-pytorch does not serve (${why})`);
   }
 }
 
@@ -33,7 +38,7 @@ export function pytorchBackend(): Backend {
       } catch (error) {
         throw new InferenceError('UNAVAILABLE', `model '${context.name}': ${(error as Error).message}`);
       }
-      refuseStrings(context.config);
+      refuseUnserved(context.config);
       return new PytorchModel(context, addon);
     },
   };

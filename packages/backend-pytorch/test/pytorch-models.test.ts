@@ -151,6 +151,15 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     expect(await server.isModelReady('linear')).toBe(true);
   });
 
+  it.each(['TYPE_STRING', 'TYPE_UINT32'])('refuses a %s tensor at load with UNSUPPORTED, naming it', async (dataType) => {
+    const config = await server.modelConfig('linear');
+    const changed = { ...config, name: 'linear', output: [{ ...config.output[0]!, data_type: dataType }] };
+    const error = (await server.loadModel('linear', { config: changed as never }).catch((e: unknown) => e)) as InferenceError;
+    expect(error).toMatchObject({ code: 'UNSUPPORTED' });
+    expect(error.message).toContain(`tensor 'OUTPUT__0' is ${dataType}, which @tritium/backend-pytorch does not serve`);
+    await server.loadModel('linear');
+  });
+
   it('loads and unloads without growing threads or memory', async () => {
     const cycle = async () => {
       await server.loadModel('linear');
