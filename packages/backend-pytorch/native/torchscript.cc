@@ -63,12 +63,20 @@ struct Loaded {
   c10::Device device;
 };
 
-// An input kept alive (its JS typed array referenced) until the run is over.
+// An input: a view of a JS typed array (referenced until the run is over), or for BYTES
+// the List[str] Triton gives forward(), built on the loop.
 struct InputView {
   Napi::Reference<Napi::Value> owner;
-  void* data;
+  void* data = nullptr;
   std::vector<int64_t> shape;
-  c10::ScalarType scalar;
+  c10::ScalarType scalar = c10::kFloat;
+  std::optional<c10::List<std::string>> strings;
+};
+
+// An output: a contiguous CPU tensor, or the strings of a List[str] (BYTES).
+struct Result {
+  at::Tensor tensor;
+  std::optional<std::vector<std::string>> strings;
 };
 
 class LoadWorker : public Napi::AsyncWorker {
@@ -124,6 +132,10 @@ class ForwardWorker : public Napi::AsyncWorker {
       std::vector<c10::IValue> arguments;
       arguments.reserve(inputs_.size());
       for (const auto& input : inputs_) {
+        if (input.strings) {
+          arguments.emplace_back(*input.strings);
+          continue;
+        }
         auto tensor = torch::from_blob(input.data, input.shape, torch::TensorOptions().dtype(input.scalar));
         arguments.emplace_back(tensor.to(loaded_->device).contiguous());
       }
@@ -137,8 +149,20 @@ class ForwardWorker : public Napi::AsyncWorker {
     Napi::Env env = Env();
     Napi::Array result = Napi::Array::New(env, outputs_.size());
     for (size_t i = 0; i < outputs_.size(); i++) {
-      const at::Tensor& tensor = outputs_[i];
       Napi::Object output = Napi::Object::New(env);
+      result.Set(static_cast<uint32_t>(i), output);
+      if (outputs_[i].strings) {
+        const auto& strings = *outputs_[i].strings;
+        Napi::Array data = Napi::Array::New(env, strings.size());
+        for (size_t k = 0; k < strings.size(); k++) data.Set(static_cast<uint32_t>(k), Napi::Buffer<char>::Copy(env, strings[k].data(), strings[k].size()));
+        output.Set("datatype", "BYTES");
+        Napi::Array shape = Napi::Array::New(env, 1);
+        shape.Set(0u, Napi::Number::New(env, static_cast<double>(strings.size())));
+        output.Set("shape", shape);
+        output.Set("data", data);
+        continue;
+      }
+      const at::Tensor& tensor = outputs_[i].tensor;
       output.Set("datatype", DataTypeOf(tensor.scalar_type()));
       Napi::Array shape = Napi::Array::New(env, tensor.dim());
       for (int64_t d = 0; d < tensor.dim(); d++) shape.Set(static_cast<uint32_t>(d), Napi::Number::New(env, static_cast<double>(tensor.size(d))));
@@ -147,7 +171,6 @@ class ForwardWorker : public Napi::AsyncWorker {
       Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, bytes);
       if (bytes > 0) std::memcpy(buffer.Data(), tensor.data_ptr(), bytes);
       output.Set("data", buffer);
-      result.Set(static_cast<uint32_t>(i), output);
     }
     outputs_.clear();
     inputs_.clear();
@@ -160,14 +183,18 @@ class ForwardWorker : public Napi::AsyncWorker {
   }
 
  private:
-  // forward() may answer a tensor, or a tuple or list of them (Triton's outputs in order).
+  // forward() may answer a tensor, a List[str], or a tuple or list of them (Triton's outputs in order).
   void Collect(const c10::IValue& value) {
     if (value.isTensor()) {
-      outputs_.push_back(value.toTensor().to(c10::kCPU).contiguous());
+      outputs_.push_back({value.toTensor().to(c10::kCPU).contiguous(), std::nullopt});
+    } else if (value.isList() && value.toList().elementType()->kind() == c10::TypeKind::StringType) {
+      std::vector<std::string> strings;
+      for (const auto& element : value.toListRef()) strings.push_back(element.toStringRef());
+      outputs_.push_back({at::Tensor(), std::move(strings)});
     } else if (value.isTuple()) {
       for (const auto& element : value.toTupleRef().elements()) Collect(element);
     } else if (value.isTensorList()) {
-      for (const at::Tensor& tensor : value.toTensorVector()) outputs_.push_back(tensor.to(c10::kCPU).contiguous());
+      for (const at::Tensor& tensor : value.toTensorVector()) outputs_.push_back({tensor.to(c10::kCPU).contiguous(), std::nullopt});
     } else if (value.isList()) {
       for (const auto& element : value.toListRef()) Collect(element);
     } else {
@@ -179,7 +206,7 @@ class ForwardWorker : public Napi::AsyncWorker {
   std::shared_ptr<Loaded> loaded_;
   std::vector<InputView> inputs_;
   RunOptions options_;
-  std::vector<at::Tensor> outputs_;  // contiguous, on the CPU
+  std::vector<Result> outputs_;
 };
 
 // The JS face of a loaded module: argumentNames, forward(inputs, options), release().
@@ -221,6 +248,24 @@ class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
     inputs.reserve(list.Length());
     for (uint32_t i = 0; i < list.Length(); i++) {
       Napi::Object input = list.Get(i).As<Napi::Object>();
+      if (input.Get("datatype").As<Napi::String>().Utf8Value() == "BYTES") {
+        Napi::Array elements = input.Get("data").As<Napi::Array>();
+        c10::List<std::string> strings;
+        strings.reserve(elements.Length());
+        for (uint32_t k = 0; k < elements.Length(); k++) {
+          Napi::Value element = elements.Get(k);
+          if (element.IsString()) {
+            strings.push_back(element.As<Napi::String>().Utf8Value());
+          } else {
+            Napi::Uint8Array bytes = element.As<Napi::Uint8Array>();
+            strings.push_back(std::string(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength()));
+          }
+        }
+        InputView view;
+        view.strings = std::move(strings);
+        inputs.push_back(std::move(view));
+        continue;
+      }
       auto scalar = ScalarTypeOf(input.Get("datatype").As<Napi::String>().Utf8Value());
       if (!scalar) throw Napi::TypeError::New(env, "input " + std::to_string(i) + ": a datatype libtorch lacks");
       Napi::Value data = input.Get("data");

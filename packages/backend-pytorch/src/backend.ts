@@ -5,7 +5,6 @@ import { PytorchModel } from './pytorch-model.js';
 
 /** Config datatypes the addon cannot carry, and why. */
 const UNSERVED: Readonly<Record<string, string>> = {
-  TYPE_STRING: 'Triton passes strings to forward() as List[str]; not done here yet',
   TYPE_UINT16: 'libtorch has too few operators for unsigned 16-bit tensors',
   TYPE_UINT32: 'libtorch has too few operators for unsigned 32-bit tensors',
   TYPE_UINT64: 'libtorch has too few operators for unsigned 64-bit tensors',

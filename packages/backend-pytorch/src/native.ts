@@ -2,19 +2,19 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-/** A tensor crossing the addon: a Triton datatype name, a shape, and its bytes. */
+/** A tensor crossing the addon: a Triton datatype name, a shape, and its bytes; BYTES as its elements (forward() gets List[str]). */
 export interface NativeTensor {
   readonly datatype: string;
   readonly shape: readonly number[];
-  readonly data: ArrayBufferView;
+  readonly data: ArrayBufferView | readonly (string | Uint8Array)[];
 }
 
-/** What the addon answers for each output: the bytes are a new ArrayBuffer, copied from libtorch. */
+/** What the addon answers for each output: the bytes are a new ArrayBuffer copied from libtorch; a List[str] is BYTES, shape [length]. */
 export interface NativeOutput {
   /** A Triton datatype name, or `torch.<dtype>` for one Triton lacks. */
   readonly datatype: string;
   readonly shape: number[];
-  readonly data: ArrayBuffer;
+  readonly data: ArrayBuffer | Uint8Array[];
 }
 
 /** The per-run switches of Triton's parameters; an absent JIT switch leaves libtorch's setting. */

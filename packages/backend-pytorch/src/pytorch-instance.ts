@@ -87,7 +87,7 @@ export class PytorchInstance implements BackendInstance {
     const args: NativeTensor[] = new Array(this.inputNames.length);
     this.inputNames.forEach((name, k) => {
       const tensor = gatherBatchInput(batch, name);
-      args[this.bound.inputs[k]!] = { datatype: tensor.datatype, shape: tensor.shape, data: tensor.data as ArrayBufferView };
+      args[this.bound.inputs[k]!] = { datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
     });
     const values = await this.bound.module.forward(args, this.options);
     const batchSize = batch.reduce((sum, request) => sum + request.batchSize, 0);
@@ -104,13 +104,20 @@ export class PytorchInstance implements BackendInstance {
     if (value.datatype !== plan.datatype) {
       throw new InferenceError('INTERNAL', `${what}: forward() returned ${value.datatype}, the configuration says ${plan.datatype}`);
     }
+    if (Array.isArray(value.data)) return { datatype: 'BYTES', shape: this.listShape(what, value.data.length, batchSize), data: value.data };
     if (this.batching && value.shape[0] !== batchSize) {
       throw new InferenceError('INTERNAL', `${what}: forward() returned shape ${shapeToString(value.shape)}, whose first dimension should be the batch size ${batchSize}`);
     }
     const lead = this.batching ? 1 : 0;
     const shape = plan.reshape ? [...value.shape.slice(0, lead), ...mapVariableDims(value.shape.slice(lead), plan.reshape, plan.dims)] : value.shape;
-    // BYTES never gets here: the model refuses it at load.
     const Data = typedArrayConstructor(plan.datatype) as unknown as new (buffer: ArrayBuffer) => Tensor['data'];
-    return { datatype: plan.datatype, shape, data: new Data(value.data) } as Tensor;
+    return { datatype: plan.datatype, shape, data: new Data(value.data as ArrayBuffer) } as Tensor;
+  }
+
+  /** A returned List[str] has no shape of its own: [length], or [batch size, length / batch size] when batching. */
+  private listShape(what: string, length: number, batchSize: number): number[] {
+    if (!this.batching) return [length];
+    if (length % batchSize !== 0) throw new InferenceError('INTERNAL', `${what}: forward() returned ${length} strings, which do not split into a batch of ${batchSize}`);
+    return [batchSize, length / batchSize];
   }
 }

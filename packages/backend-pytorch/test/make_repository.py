@@ -4,6 +4,8 @@ import json
 import os
 import sys
 
+from typing import List, Tuple
+
 import torch
 
 root = sys.argv[1]
@@ -143,6 +145,22 @@ instance_group [ { kind: KIND_CPU count: 2 } ]
 parameters: { key: "ENABLE_WEIGHT_SHARING" value: { string_value: "true" } }
 parameters: { key: "INTRA_OP_THREAD_COUNT" value: { string_value: "1" } }
 """)
+
+
+class Strings(torch.nn.Module):
+    def forward(self, INPUT__0: List[str], INPUT__1: torch.Tensor) -> Tuple[List[str], torch.Tensor]:
+        return [s + "!" for s in INPUT__0], INPUT__1 * len(INPUT__0)
+
+
+# BYTES arrive as List[str] and a returned List[str] is BYTES, as in Triton.
+write("strings", Strings(), """backend: "pytorch"
+max_batch_size: 4
+input [ { name: "INPUT__0" data_type: TYPE_STRING dims: [ 2 ] }, { name: "INPUT__1" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_STRING dims: [ 2 ] }, { name: "OUTPUT__1" data_type: TYPE_INT32 dims: [ 1 ] } ]
+""")
+words = ["tree", "caf\u00e9", "", "x y"]
+exclaimed, _ = Strings()(words, torch.tensor([[1], [2]], dtype=torch.int32))
+expected["strings"] = {"input": words, "output": exclaimed}
 
 # A model.pt that is not TorchScript.
 os.makedirs(os.path.join(root, "corrupt", "1"), exist_ok=True)

@@ -6,7 +6,7 @@ import { pytorchBackend } from '@tritium/backend-pytorch';
 import { makeRepository, torchMissing } from './helpers.js';
 import type { Repository } from './helpers.js';
 
-const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts', 'slow'];
+const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts', 'slow', 'strings'];
 const IDENTITIES = ['BOOL', 'UINT8', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'BF16', 'FP64'] as const;
 
 describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () => {
@@ -112,6 +112,27 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     if (datatype === 'BF16') expect(fromBf16(outputs.OUTPUT__0!.data as Uint16Array)[1]).toBe(-2);
   });
 
+  it("passes BYTES to forward() as List[str] and answers a returned List[str] as BYTES, as torch does", async () => {
+    const { input, output } = repository.expected.strings! as unknown as Record<string, string[]>;
+    const { outputs } = await server.infer('strings', {
+      inputs: {
+        INPUT__0: { datatype: 'BYTES', shape: [2, 2], data: input! },
+        INPUT__1: { datatype: 'INT32', shape: [2, 1], data: new Int32Array([1, 2]) },
+      },
+    });
+    expect(outputs.OUTPUT__0!.shape).toEqual([2, 2]);
+    expect((outputs.OUTPUT__0!.data as Uint8Array[]).map((bytes) => Buffer.from(bytes).toString('utf8'))).toEqual(output);
+    expect([...(outputs.OUTPUT__1!.data as Int32Array)]).toEqual([4, 8]);
+    // Bytes that are not UTF-8 cross unchanged.
+    const binary = await server.infer('strings', {
+      inputs: {
+        INPUT__0: { datatype: 'BYTES', shape: [1, 2], data: [new Uint8Array([0xff, 0]), 'a'] },
+        INPUT__1: { datatype: 'INT32', shape: [1, 1], data: new Int32Array([1]) },
+      },
+    });
+    expect([...(binary.outputs.OUTPUT__0!.data as Uint8Array[])[0]!]).toEqual([0xff, 0, 0x21]);
+  });
+
   it('runs forward() off the event loop: timers fire while a long run is under way', async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);
@@ -151,7 +172,7 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     expect(await server.isModelReady('linear')).toBe(true);
   });
 
-  it.each(['TYPE_STRING', 'TYPE_UINT32'])('refuses a %s tensor at load with UNSUPPORTED, naming it', async (dataType) => {
+  it.each(['TYPE_UINT16', 'TYPE_UINT32'])('refuses a %s tensor at load with UNSUPPORTED, naming it', async (dataType) => {
     const config = await server.modelConfig('linear');
     const changed = { ...config, name: 'linear', output: [{ ...config.output[0]!, data_type: dataType }] };
     const error = (await server.loadModel('linear', { config: changed as never }).catch((e: unknown) => e)) as InferenceError;
