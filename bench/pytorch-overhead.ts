@@ -1,0 +1,84 @@
+/**
+ * The PyTorch backend, measured (issue 11): server.infer() on a TorchScript MLP
+ * (256 → 512 → 256, FP32) against calling the same module from Python with torch
+ * (torch.jit.load, inference mode, the same libtorch thread count), batch 1 and 64, one
+ * caller. Rounds alternate Python and Node so machine load hits both alike; figures are
+ * medians over rounds (ROUNDS, default 5). Targets: at most 20 µs added at batch 1,
+ * within 10% at batch 64.
+ * Run: npx -y pnpm@10.34.9 bench:pytorch
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InferenceServer } from '@tritium/core';
+import { pytorchBackend } from '../packages/backend-pytorch/src/index.js';
+import { measureRate, median, table } from './measure.js';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const BATCHES = [1, 64];
+const CALLS = 2000;
+
+const PYTHON = `import sys, time, torch
+path, batch, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+if len(sys.argv) > 4:
+    mlp = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256)))
+    mlp.save(path)
+    sys.exit(0)
+module = torch.jit.load(path).eval()
+x = torch.randn(batch, 256)
+with torch.inference_mode():
+    for _ in range(200):
+        module(x)
+    start = time.perf_counter()
+    for _ in range(calls):
+        module(x)
+    print((time.perf_counter() - start) / calls * 1e6)
+`;
+
+const python = (...args: string[]) => execFileSync('python3', ['-c', PYTHON, ...args], { encoding: 'utf8' }).trim();
+
+const repository = await mkdtemp(join(tmpdir(), 'tritium-bench-pytorch-'));
+try {
+  await mkdir(join(repository, 'mlp', '1'), { recursive: true });
+  const modelPath = join(repository, 'mlp', '1', 'model.pt');
+  python(modelPath, '1', '0', 'write');
+  await writeFile(
+    join(repository, 'mlp', 'config.pbtxt'),
+    `backend: "pytorch"
+max_batch_size: 64
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 256 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 256 ] } ]
+`,
+  );
+  const server = await InferenceServer.start({ modelRepository: repository, backends: [pytorchBackend()] });
+  try {
+    const rows = [];
+    for (const batch of BATCHES) {
+      const data = Float32Array.from({ length: batch * 256 }, () => Math.random() - 0.5);
+      const once = () => server.infer('mlp', { inputs: { INPUT__0: { datatype: 'FP32', shape: [batch, 256], data } } });
+      await measureRate(once, 200);
+      const calls = batch === 1 ? CALLS : CALLS / 4;
+      const torchUs: number[] = [];
+      const serverUs: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        torchUs.push(Number(python(modelPath, String(batch), String(calls))));
+        serverUs.push((await measureRate(once, calls)).usPerRequest);
+      }
+      const added = median(serverUs.map((us, i) => us - torchUs[i]!));
+      const ratio = median(serverUs.map((us, i) => us / torchUs[i]!));
+      rows.push({
+        batch,
+        'torch in Python µs': median(torchUs).toFixed(1),
+        'server.infer() µs': median(serverUs).toFixed(1),
+        'added µs': added.toFixed(1),
+        'server / torch': ratio.toFixed(3),
+      });
+    }
+    table(rows);
+  } finally {
+    await server.stop();
+  }
+} finally {
+  await rm(repository, { recursive: true, force: true });
+}
