@@ -68,7 +68,7 @@ output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 256 ] } ]
       const added = median(serverUs.map((us, i) => us - torchUs[i]!));
       const ratio = median(serverUs.map((us, i) => us / torchUs[i]!));
       rows.push({
-        batch,
+        batch: String(batch),
         'torch in Python µs': median(torchUs).toFixed(1),
         'server.infer() µs': median(serverUs).toFixed(1),
         'added µs': added.toFixed(1),
