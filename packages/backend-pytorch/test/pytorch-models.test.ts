@@ -181,6 +181,17 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     await server.loadModel('linear');
   });
 
+  it('refuses a config whose inputs do not match forward(), and fails a request whose output is not what the config says', async () => {
+    const config = await server.modelConfig('linear');
+    const extraInput = { ...config, input: [...config.input, { ...config.input[0]!, name: 'INPUT__1' }] };
+    const refused = (await server.loadModel('linear', { config: extraInput }).catch((e: unknown) => e)) as InferenceError;
+    expect(refused.message).toMatch(/model 'linear': the configuration has 2 inputs but forward\(\) takes 1 \(input\)/);
+    await server.loadModel('linear', { config: { ...config, output: [{ ...config.output[0]!, data_type: 'TYPE_FP64' }] } });
+    const failed = server.infer('linear', { inputs: { INPUT__0: { datatype: 'FP32', shape: [1, 5], data: new Float32Array(5) } } });
+    await expect(failed).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/output 'OUTPUT__0': forward\(\) returned FP32, the configuration says FP64/) });
+    await server.loadModel('linear', { config });
+  });
+
   it('loads and unloads without growing threads or memory', async () => {
     const cycle = async () => {
       await server.loadModel('linear');
