@@ -192,6 +192,20 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     await server.loadModel('linear', { config });
   });
 
+  it("fails a request with libtorch's own reason when forward() raises, and keeps serving", async () => {
+    const config = await server.modelConfig('indexed');
+    const variable = { ...config, input: config.input.map((input) => ({ ...input, dims: [-1] })), output: config.output.map((output) => ({ ...output, dims: [-1] })) };
+    await server.loadModel('indexed', { config: variable });
+    const mismatched = server.infer('indexed', {
+      inputs: { first__0: { datatype: 'INT32', shape: [2], data: new Int32Array(2) }, second__1: { datatype: 'INT32', shape: [3], data: new Int32Array(3) } },
+    });
+    await expect(mismatched).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/model 'indexed'.*size of tensor a \(2\) must match the size of tensor b \(3\)/s) });
+    const { outputs } = await server.infer('indexed', {
+      inputs: { first__0: { datatype: 'INT32', shape: [1], data: new Int32Array([1]) }, second__1: { datatype: 'INT32', shape: [1], data: new Int32Array([2]) } },
+    });
+    expect([...(outputs.mixed__0!.data as Int32Array)]).toEqual([12]);
+  });
+
   it('loads and unloads without growing threads or memory', async () => {
     const cycle = async () => {
       await server.loadModel('linear');
