@@ -191,6 +191,30 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     expect(await s.isModelReady('add_sub')).toBe(true);
   }, SLOW);
 
+  it('fails the load naming the tensor whose config type disagrees with the signature, or that the signature lacks', async () => {
+    const tensors = (input: string) =>
+      `platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ninput [ ${input}, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]`;
+    const s = await serve([
+      { name: 'typed', source: 'add_sub', config: tensors('{ name: "INPUT0" data_type: TYPE_INT32 dims: [ 4 ] }') },
+      { name: 'named', source: 'add_sub', config: tensors('{ name: "IN0" data_type: TYPE_FP32 dims: [ 4 ] }') },
+    ]);
+    await expect(s.loadModel('typed')).rejects.toThrow(/input 'INPUT0' has data_type TYPE_INT32 in the config but TYPE_FP32 \(float32\) in the signature/);
+    await expect(s.loadModel('named')).rejects.toThrow(/input 'IN0' is not in the signature; its inputs are: INPUT0, INPUT1/);
+  }, SLOW);
+
+  it('leaves no stub behind when unloaded, and loads again', async () => {
+    const s = await serve([{ name: 'add_sub' }]);
+    for (let round = 0; round < 2; round++) {
+      await s.loadModel('add_sub');
+      // One stub per instance: Triton's default CPU instance group may hold several.
+      const instances = (await s.modelConfig('add_sub')).instance_group.reduce((count, group) => count + group.count, 0);
+      expect((await stubProcesses()).length).toBe(instances);
+      await s.unloadModel('add_sub');
+      expect(await stubProcesses()).toEqual([]);
+      expect(shmLeftovers()).toEqual([]);
+    }
+  }, SLOW);
+
   it('is UNAVAILABLE, naming the pip install, where the interpreter has no TensorFlow', async () => {
     // A tensorflow package that fails to import stands for one that is not installed.
     const fake = await mkdtemp(join(tmpdir(), 'tritium-no-tf-'));
