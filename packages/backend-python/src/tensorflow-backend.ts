@@ -29,9 +29,7 @@ export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
     requireSavedModelPlatform(config);
     requireSharedMemory(config.name ?? '');
     const environment = await pythonEnvironment(config, files.modelDirectory, defaultInterpreter, options.environmentCacheDirectory);
-    // TensorFlow's INFO lines (CPU features, oneDNN) stay out of the server's log unless asked for.
-    const logLevel = process.env.TF_CPP_MIN_LOG_LEVEL ?? '1';
-    return { ...environment, env: { ...environment.env, [SAVEDMODEL_PATH_VARIABLE]: files.modelPath, TF_CPP_MIN_LOG_LEVEL: logLevel } };
+    return { ...environment, env: { ...environment.env, [SAVEDMODEL_PATH_VARIABLE]: files.modelPath } };
   };
 
   return {
