@@ -125,13 +125,22 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     expect([...(response.outputs.Y!.data as Float64Array)]).toEqual((outputs.Y as number[][]).flat());
   }, SLOW);
 
-  it('completes only the outputs a config lists, and refuses a max_batch_size the signature cannot batch', async () => {
+  it('completes only the outputs a config lists, reads full-rank dims at max_batch_size 0 as no batching, and refuses a max_batch_size the signature cannot batch', async () => {
     const s = await serve([
       { name: 'add_sub', config: 'platform: "tensorflow_savedmodel"\noutput [ { name: "OUTPUT1" } ]' },
       { name: 'fixed', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 4' },
+      // Dims with the batch dimension at max_batch_size 0: the model is served without batching.
+      { name: 'unbatched', source: 'add_sub', config: 'platform: "tensorflow_savedmodel"\ninput [ { name: "INPUT0" dims: [ -1, 4 ] } ]' },
     ]);
     await s.loadModel('add_sub');
     expect((await s.modelConfig('add_sub')).output.map((t) => [t.name, t.data_type, t.dims])).toEqual([['OUTPUT1', 'TYPE_FP32', [4]]]);
+    await s.loadModel('unbatched');
+    const unbatched = await s.modelConfig('unbatched');
+    expect(unbatched.max_batch_size).toBe(0);
+    expect([...unbatched.input, ...unbatched.output].map((t) => t.dims)).toEqual([[-1, 4], [-1, 4], [-1, 4], [-1, 4]]);
+    const rows = float32([2, 4], [[1, 2, 3, 4], [5, 6, 7, 8]]);
+    const answer = await s.infer('unbatched', { inputs: { INPUT0: rows, INPUT1: rows } });
+    expect([...(answer.outputs.OUTPUT1!.data as Float32Array)]).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
     await expect(s.loadModel('fixed')).rejects.toThrow(/max_batch_size 4 but the signature 'serving_default' has a tensor without a variable first dimension/);
   }, SLOW);
 
