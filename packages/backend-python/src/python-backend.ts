@@ -65,10 +65,7 @@ export function pythonBackend(options: PythonBackendOptions = {}): Backend {
   };
 }
 
-/** The name the server's registry loads official backends by. */
-export const createBackend = (): Backend => pythonBackend();
-
-function requireSharedMemory(model: string): void {
+export function requireSharedMemory(model: string): void {
   try {
     loadSharedMemoryAddon();
   } catch (error) {
@@ -77,7 +74,7 @@ function requireSharedMemory(model: string): void {
 }
 
 /** Runs the model's auto_complete_config in a stub of its own (no instance exists yet), as Triton does before loading. */
-async function autoComplete(config: ModelConfig, spec: Parameters<typeof StubProcess.start>[0]): Promise<ModelConfig> {
+export async function autoComplete(config: ModelConfig, spec: Parameters<typeof StubProcess.start>[0]): Promise<ModelConfig> {
   let answer: (frame: Record<string, unknown>) => void = () => {};
   const answered = new Promise<Record<string, unknown>>((resolve) => (answer = resolve));
   const stub = await StubProcess.start(spec, (frame) => frame.t === 'auto_completed' && answer(frame), (reason) => answer({ error: { message: reason } }));

@@ -9,11 +9,12 @@ import type { Backend } from './backend.js';
 const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {
   onnxruntime: '@tritium/backend-onnx',
   python: '@tritium/backend-python',
+  tensorflow: '@tritium/backend-python',
   tensorrt: '@tritium/backend-tensorrt',
   pytorch: '@tritium/backend-pytorch',
 };
 
-type BackendPackage = { createBackend?: () => Backend };
+type BackendPackage = { createBackend?: (name: string) => Backend };
 
 /** Holds the backends by name, initializes each once, and finalizes them at shutdown. */
 export class BackendRegistry {
@@ -104,7 +105,7 @@ async function loadOfficial(name: string): Promise<Backend> {
   if (typeof module.createBackend !== 'function') {
     throw new InferenceError('UNAVAILABLE', `${specifier} does not export createBackend()`);
   }
-  const backend = module.createBackend();
+  const backend = module.createBackend(name);
   if (backend.name !== name) {
     throw new InferenceError('UNAVAILABLE', `${specifier} created backend '${backend.name}', expected '${name}'`);
   }

@@ -1,0 +1,218 @@
+"""Serves a TensorFlow SavedModel as a Triton Python model (platform tensorflow_savedmodel).
+
+The stub runs this file as the model; the server names the SavedModel directory in the
+TRITIUM_SAVEDMODEL_PATH environment variable. Inputs and outputs are the chosen
+signature's keys, as in Triton's TensorFlow backend.
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+try:
+    import tensorflow as tf
+except ImportError as missing:
+    raise ImportError(
+        "TensorFlow is not installed for %s: install it with '%s -m pip install tensorflow-cpu' (%s)"
+        % (sys.executable, sys.executable, missing)) from None
+
+SAVEDMODEL_PATH = "TRITIUM_SAVEDMODEL_PATH"
+DEFAULT_MAX_BATCH_SIZE = 4
+
+# TensorFlow dtypes with a Triton datatype (config form).
+_CONFIG_TYPES = {
+    tf.bool: "TYPE_BOOL", tf.uint8: "TYPE_UINT8", tf.uint16: "TYPE_UINT16",
+    tf.uint32: "TYPE_UINT32", tf.uint64: "TYPE_UINT64", tf.int8: "TYPE_INT8",
+    tf.int16: "TYPE_INT16", tf.int32: "TYPE_INT32", tf.int64: "TYPE_INT64",
+    tf.float16: "TYPE_FP16", tf.float32: "TYPE_FP32", tf.float64: "TYPE_FP64",
+    tf.string: "TYPE_STRING",
+}
+
+
+def _parameter(config, key, default):
+    value = ((config.get("parameters") or {}).get(key) or {}).get("string_value")
+    return value or default
+
+
+def _signature(config):
+    """The signature function TF_SIGNATURE_DEF names, from the MetaGraph TF_GRAPH_TAG names."""
+    path = os.environ[SAVEDMODEL_PATH]
+    tag = _parameter(config, "TF_GRAPH_TAG", "serve")
+    name = _parameter(config, "TF_SIGNATURE_DEF", "serving_default")
+    loaded = tf.saved_model.load(path, tags=[tag])
+    signatures = loaded.signatures
+    if name not in signatures:
+        raise pb_utils.TritonModelException(
+            "the SavedModel '%s' has no signature '%s' (TF_SIGNATURE_DEF) under tag '%s'; it has: %s"
+            % (path, name, tag, ", ".join(sorted(signatures.keys())) or "none"))
+    # Keep `loaded` alive with the function: its variables belong to it.
+    return loaded, signatures[name]
+
+
+def _specs(function):
+    """(inputs, outputs): TensorSpecs by signature key."""
+    inputs = function.structured_input_signature[1]
+    outputs = function.structured_outputs
+    # By key, as a SignatureDef's maps are ordered.
+    return ({key: inputs[key] for key in sorted(inputs)},
+            {key: tf.TensorSpec.from_tensor(outputs[key]) if tf.is_tensor(outputs[key]) else outputs[key]
+             for key in sorted(outputs)})
+
+
+def _config_type(spec, role, key):
+    config_type = _CONFIG_TYPES.get(spec.dtype)
+    if config_type is None:
+        raise pb_utils.TritonModelException(
+            "%s '%s' of the signature has dtype %s, which has no Triton datatype"
+            % (role, key, spec.dtype.name))
+    return config_type
+
+
+def _dims(spec):
+    if spec.shape.rank is None:
+        return None
+    return [-1 if d is None else int(d) for d in spec.shape.as_list()]
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(auto_complete_model_config):
+        """Triton's TensorFlow auto-complete: max_batch_size, dynamic batching, inputs and outputs."""
+        config = auto_complete_model_config.as_dict()
+        _loaded, function = _signature(config)
+        inputs, outputs = _specs(function)
+        everything = list(inputs.items()) + list(outputs.items())
+        can_batch = all((_dims(s) or [0])[0] == -1 for _k, s in everything)
+        max_batch_size = config.get("max_batch_size") or 0
+        if max_batch_size > 0 and not can_batch:
+            raise pb_utils.TritonModelException(
+                "unable to autofill for '%s': the config sets max_batch_size %d but the signature "
+                "'%s' has a tensor without a variable first dimension"
+                % (config.get("name", ""), max_batch_size, _parameter(config, "TF_SIGNATURE_DEF", "serving_default")))
+        batching = can_batch and _batch_hint(config, inputs, outputs, can_batch)
+        if max_batch_size == 0 and batching:
+            auto_complete_model_config.set_max_batch_size(DEFAULT_MAX_BATCH_SIZE)
+            if config.get("sequence_batching") is None:
+                auto_complete_model_config.set_dynamic_batching()
+        batching = (config.get("max_batch_size") or 0) > 0
+        _complete(config, "input", inputs, batching, listed_only=False)
+        _complete(config, "output", outputs, batching, listed_only=bool(config.get("output")))
+        return auto_complete_model_config
+
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        self.loaded, self.function = _signature(config)
+        inputs, outputs = _specs(self.function)
+        self.batching = (config.get("max_batch_size") or 0) > 0
+        served_inputs = _matched(config.get("input"), inputs, "input")
+        missing = sorted(set(inputs) - set(served_inputs))
+        if missing:
+            raise pb_utils.TritonModelException("the config lacks the signature's inputs: %s" % ", ".join(missing))
+        self.input_types = {name: spec.dtype for name, (_entry, spec) in served_inputs.items()}
+        served_outputs = _matched(config.get("output"), outputs, "output")
+        self.output_types = {name: entry["data_type"] for name, (entry, _spec) in served_outputs.items()}
+        # Outputs with a config reshape go back to the config's dims (Triton reports those).
+        self.output_dims = {name: [int(d) for d in entry.get("dims") or []]
+                            for name, (entry, _spec) in served_outputs.items() if entry.get("reshape") is not None}
+
+    def execute(self, requests):
+        arrays = [{name: pb_utils.get_input_tensor_by_name(r, name).as_numpy() for name in self.input_types}
+                  for r in requests]
+        if self.batching and len(requests) > 1 and _same_item_shapes(arrays):
+            # One run for the whole batch, as Triton's backend does; then each request's rows.
+            joined = {name: np.concatenate([a[name] for a in arrays]) for name in self.input_types}
+            results = self._run(joined)
+            sizes = [next(iter(a.values())).shape[0] for a in arrays]
+            bounds = np.cumsum(sizes)[:-1]
+            split = {name: np.split(value, bounds) for name, value in results.items()}
+            per_request = [{name: parts[i] for name, parts in split.items()} for i in range(len(requests))]
+        else:
+            per_request = [self._run(a) for a in arrays]
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(name, value) for name, value in outputs.items()])
+                for outputs in per_request]
+
+    def _run(self, arrays):
+        feeds = {name: tf.constant(value, dtype=self.input_types[name]) for name, value in arrays.items()}
+        results = self.function(**feeds)
+        return {name: self._shaped(name, results[name].numpy()) for name in self.output_types}
+
+    def _shaped(self, name, value):
+        dims = self.output_dims.get(name)
+        if dims is None:
+            return value
+        return value.reshape(([value.shape[0]] if self.batching else []) + dims)
+
+
+def _same_item_shapes(arrays):
+    first = arrays[0]
+    return all(a[name].shape[1:] == first[name].shape[1:] for a in arrays for name in first)
+
+
+def _matched(entries, specs, role):
+    """{name: (config entry, signature spec)} for the config's tensors; each must be in the signature with its dtype."""
+    matched = {}
+    for entry in entries or []:
+        spec = specs.get(entry["name"])
+        if spec is None:
+            raise pb_utils.TritonModelException(
+                "%s '%s' is not in the signature; its %ss are: %s" % (role, entry["name"], role, ", ".join(specs)))
+        _check_type(entry, spec, role)
+        matched[entry["name"]] = (entry, spec)
+    return matched
+
+
+def _check_type(entry, spec, role):
+    expected = _config_type(spec, role, entry["name"])
+    given = entry.get("data_type")
+    if given != expected:
+        raise pb_utils.TritonModelException(
+            "%s '%s' has data_type %s in the config but %s (%s) in the signature"
+            % (role, entry["name"], given, expected, spec.dtype.name))
+
+
+def _batch_hint(config, inputs, outputs, can_batch):
+    """With max_batch_size 0, listed dims say whether the model batches (rank one more than dims)."""
+    hint = None
+    for key, specs in (("input", inputs), ("output", outputs)):
+        for entry in config.get(key) or []:
+            spec = specs.get(entry.get("name"))
+            dims = entry.get("dims")
+            if spec is None or not dims or _dims(spec) is None:
+                continue
+            says = len(_dims(spec)) == len(dims) + 1
+            if hint is not None and hint != says:
+                raise pb_utils.TritonModelException(
+                    "unable to autofill for '%s': the config's tensors disagree on whether the model batches"
+                    % config.get("name", ""))
+            hint = says
+    return can_batch if hint is None else hint
+
+
+def _complete(config, key, specs, batching, listed_only):
+    """Fills name, data_type and dims from the signature; with listed_only, only the tensors the config lists."""
+    listed = {entry.get("name"): entry for entry in config.get(key) or []}
+    names = [n for n in specs if n in listed] if listed_only else list(specs)
+    completed = []
+    for name in names:
+        spec = specs[name]
+        entry = dict(listed.get(name) or {"name": name})
+        entry["data_type"] = entry.get("data_type") if entry.get("data_type") not in (None, "", "TYPE_INVALID") \
+            else _config_type(spec, key, name)
+        if not entry.get("dims"):
+            dims = _dims(spec)
+            if dims is None or len(dims) == 0:
+                raise pb_utils.TritonModelException(
+                    "unable to autofill %s '%s': its rank is %s in the signature (list it with dims in the config)"
+                    % (key, name, "unknown" if dims is None else 0))
+            dims = dims[1:] if batching else dims
+            if not dims:
+                dims = [1]
+                entry["reshape"] = {"shape": []}
+            entry["dims"] = dims
+        completed.append(entry)
+    # Tensors the config lists that the signature lacks stay, for initialize to name.
+    completed += [entry for name, entry in listed.items() if name not in specs]
+    config[key] = completed

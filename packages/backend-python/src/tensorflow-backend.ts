@@ -1,0 +1,81 @@
+import { access } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { InferenceError, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
+import { CustomMetrics } from './custom-metrics.js';
+import { autoComplete, requireSharedMemory, type PythonBackendOptions } from './python-backend.js';
+import { pythonEnvironment, type PythonEnvironment } from './python-environment.js';
+import { PythonInstance } from './python-instance.js';
+
+/** The Python model that runs a SavedModel in the stub (python/tensorflow_savedmodel/model.py). */
+const SAVEDMODEL_RUNNER = fileURLToPath(new URL('../python/tensorflow_savedmodel/model.py', import.meta.url));
+/** How the runner learns which SavedModel directory to load. */
+const SAVEDMODEL_PATH_VARIABLE = 'TRITIUM_SAVEDMODEL_PATH';
+const SAVEDMODEL_PLATFORM = 'tensorflow_savedmodel';
+
+/**
+ * Triton's TensorFlow backend for SavedModels (`platform: "tensorflow_savedmodel"`,
+ * `model.savedmodel/`), run by TensorFlow in a Python stub: one stub per instance, as
+ * Python models are. Triton dropped its own TensorFlow backend after 25.03.
+ */
+export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
+  const defaultInterpreter = options.interpreter ?? 'python3';
+  // Importing TensorFlow and loading a model takes seconds.
+  const startTimeoutMs = options.startTimeoutMs ?? 120_000;
+  const finalizeTimeoutMs = options.finalizeTimeoutMs ?? 5_000;
+  const metrics = new CustomMetrics();
+
+  /** The model's interpreter, told where its SavedModel is. */
+  const environmentFor = async (config: ModelConfig, files: ModelFiles): Promise<PythonEnvironment> => {
+    requireSavedModelPlatform(config);
+    requireSharedMemory(config.name ?? '');
+    const environment = await pythonEnvironment(config, files.modelDirectory, defaultInterpreter, options.environmentCacheDirectory);
+    return { ...environment, env: { ...environment.env, [SAVEDMODEL_PATH_VARIABLE]: files.modelPath } };
+  };
+
+  return {
+    name: 'tensorflow',
+    platforms: [SAVEDMODEL_PLATFORM],
+    defaultModelFilename: 'model.savedmodel',
+
+    async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
+      const completed = { ...config, backend: 'tensorflow', platform: config.platform || SAVEDMODEL_PLATFORM };
+      if (isComplete(completed)) return completed;
+      await requireModelDirectory(config.name ?? '', files.modelPath);
+      const label = `model '${config.name}'`;
+      return autoComplete(completed, { environment: await environmentFor(completed, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs });
+    },
+
+    async createModel(context: ModelContext): Promise<BackendModel> {
+      await requireModelDirectory(context.name, context.modelPath);
+      const environment = await environmentFor(context.config, context);
+      const instanceOptions = { environment, modelFile: SAVEDMODEL_RUNNER, metrics, startTimeoutMs, finalizeTimeoutMs };
+      return {
+        description: `tensorflow savedmodel (${environment.interpreter})`,
+        createInstance: (instance) => PythonInstance.create(context, instance, instanceOptions),
+      };
+    },
+  };
+}
+
+/**
+ * Nothing for the signature to fill: inputs and outputs listed with types and dims, and a
+ * max_batch_size set (0 is ambiguous in Triton: the listed dims decide it against the model).
+ */
+function isComplete(config: ModelConfig): boolean {
+  const tensors = [...(config.input ?? []), ...(config.output ?? [])];
+  const listed = (config.input?.length ?? 0) > 0 && (config.output?.length ?? 0) > 0;
+  return listed && (config.max_batch_size ?? 0) > 0 && tensors.every((tensor) => tensor.data_type && tensor.dims !== undefined);
+}
+
+function requireSavedModelPlatform(config: ModelConfig): void {
+  if (config.platform && config.platform !== SAVEDMODEL_PLATFORM) {
+    throw new InferenceError(
+      'UNSUPPORTED',
+      `model '${config.name}': platform '${config.platform}' is not served by the tensorflow backend, only '${SAVEDMODEL_PLATFORM}': convert the model to a SavedModel`,
+    );
+  }
+}
+
+async function requireModelDirectory(model: string, path: string): Promise<void> {
+  if (!(await access(path).then(() => true, () => false))) throw new InferenceError('UNAVAILABLE', `model '${model}': unable to find '${path}'`);
+}

@@ -1,0 +1,250 @@
+import { execFileSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { InferenceError, InferenceServer, type Tensor } from '@tritium/core';
+import { pythonBackend, tensorflowBackend } from '@tritium/backend-python';
+import { pythonMissing, shmLeftovers, stubProcesses } from './helpers.js';
+
+const GENERATOR = fileURLToPath(new URL('./tensorflow/make_savedmodels.py', import.meta.url));
+
+/** Why SavedModels cannot be served here (no Python models, no TensorFlow), printed once; undefined when they can. */
+const tensorflowMissing: string | undefined = pythonMissing ?? (canImportTensorflow() ? undefined : "python3 cannot import tensorflow (install it with 'python3 -m pip install tensorflow-cpu')");
+if (tensorflowMissing) console.warn(`skipping the TensorFlow SavedModel tests: ${tensorflowMissing}`);
+
+function canImportTensorflow(): boolean {
+  try {
+    execFileSync('python3', ['-c', 'import tensorflow'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+type Expected = Record<string, { inputs: Record<string, unknown[]>; outputs: Record<string, unknown[]> }>;
+
+/** Loading starts a stub that imports TensorFlow: seconds each. */
+const SLOW = 90_000;
+
+describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
+  let generated = '';
+  let expected: Expected;
+  let repo = '';
+  let server: InferenceServer | undefined;
+
+  beforeAll(async () => {
+    generated = await mkdtemp(join(tmpdir(), 'tritium-savedmodels-'));
+    execFileSync('python3', [GENERATOR, generated], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TF_CPP_MIN_LOG_LEVEL: '3' } });
+    expected = JSON.parse(await readFile(join(generated, 'expected.json'), 'utf8')) as Expected;
+  }, SLOW);
+  afterAll(async () => {
+    if (generated) await rm(generated, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+    if (repo) await rm(repo, { recursive: true, force: true });
+    repo = '';
+    expect(await stubProcesses()).toEqual([]);
+    expect(shmLeftovers()).toEqual([]);
+  });
+
+  /** A repository with the generated model `source` as `name`, its config.pbtxt (if any), and a server with the TensorFlow backend over it. */
+  async function serve(models: Array<{ name: string; source?: string; config?: string }>, backends = [tensorflowBackend(), pythonBackend()]): Promise<InferenceServer> {
+    repo = await mkdtemp(join(tmpdir(), 'tritium-tf-repo-'));
+    for (const { name, source = name, config } of models) {
+      await cp(join(generated, source), join(repo, name), { recursive: true });
+      if (config !== undefined) await writeFile(join(repo, name, 'config.pbtxt'), config);
+    }
+    server = await InferenceServer.start({ modelRepository: repo, modelControlMode: 'explicit', backends });
+    return server;
+  }
+
+  const float32 = (shape: number[], values: unknown[]): Tensor => ({ datatype: 'FP32', shape, data: Float32Array.from((values as number[][]).flat()) });
+
+  it('serves a SavedModel from the config Triton users write, with the outputs TensorFlow computes', async () => {
+    const config = `
+      name: "add_sub"
+      platform: "tensorflow_savedmodel"
+      max_batch_size: 8
+      input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]
+      output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]
+    `;
+    const s = await serve([{ name: 'add_sub', config }]);
+    await s.loadModel('add_sub');
+    const { inputs, outputs } = expected.add_sub!;
+    const response = await s.infer('add_sub', { inputs: { INPUT0: float32([3, 4], inputs.INPUT0!), INPUT1: float32([3, 4], inputs.INPUT1!) } });
+    for (const name of ['OUTPUT0', 'OUTPUT1']) {
+      expect(response.outputs[name]!.shape).toEqual([3, 4]);
+      expect([...(response.outputs[name]!.data as Float32Array)]).toEqual([...Float32Array.from((outputs[name] as number[][]).flat())]);
+    }
+  }, SLOW);
+
+  it('batches requests through the dynamic batcher into one run, each request getting its own rows', async () => {
+    const config = `
+      platform: "tensorflow_savedmodel"
+      max_batch_size: 8
+      dynamic_batching { max_queue_delay_microseconds: 300000 }
+    `;
+    const s = await serve([{ name: 'add_sub', config }]);
+    await s.loadModel('add_sub');
+    const rows = [1, 2, 3, 2].map((n, r) => Array.from({ length: n }, (_, i) => [r, i, r * i, -r]));
+    const answers = await Promise.all(
+      rows.map((row) => s.infer('add_sub', { inputs: { INPUT0: float32([row.length, 4], row), INPUT1: float32([row.length, 4], row) } })),
+    );
+    answers.forEach((answer, r) => expect([...(answer.outputs.OUTPUT0!.data as Float32Array)]).toEqual(rows[r]!.flat().map((v) => 2 * v)));
+    const stats = (await s.statistics('add_sub')).model_stats[0]!;
+    expect(stats.inference_count).toBe(8);
+    expect(stats.execution_count).toBeLessThan(4);
+  }, SLOW);
+
+  it('auto-completes max_batch_size, dynamic batching, inputs and outputs from the signature', async () => {
+    const s = await serve([{ name: 'add_sub' }, { name: 'fixed', config: 'platform: "tensorflow_savedmodel"' }]);
+    await s.loadModel('add_sub');
+    await s.loadModel('fixed');
+    const batching = (await s.modelConfig('add_sub'));
+    expect(batching.platform).toBe('tensorflow_savedmodel');
+    expect(batching.backend).toBe('tensorflow');
+    expect(batching.max_batch_size).toBe(4);
+    expect(batching.dynamic_batching).toBeDefined();
+    expect(batching.input.map((t) => [t.name, t.data_type, t.dims])).toEqual([
+      ['INPUT0', 'TYPE_FP32', [4]],
+      ['INPUT1', 'TYPE_FP32', [4]],
+    ]);
+    expect(batching.output.map((t) => [t.name, t.data_type, t.dims])).toEqual([
+      ['OUTPUT0', 'TYPE_FP32', [4]],
+      ['OUTPUT1', 'TYPE_FP32', [4]],
+    ]);
+    const fixed = (await s.modelConfig('fixed'));
+    expect(fixed.max_batch_size).toBe(0);
+    expect(fixed.input.map((t) => [t.name, t.data_type, t.dims])).toEqual([['X', 'TYPE_FP64', [2, 3]]]);
+    const { inputs, outputs } = expected.fixed!;
+    const response = await s.infer('fixed', { inputs: { X: { datatype: 'FP64', shape: [2, 3], data: Float64Array.from((inputs.X as number[][]).flat()) } } });
+    expect([...(response.outputs.Y!.data as Float64Array)]).toEqual((outputs.Y as number[][]).flat());
+  }, SLOW);
+
+  it('completes only the outputs a config lists, reads full-rank dims at max_batch_size 0 as no batching, and refuses a max_batch_size the signature cannot batch', async () => {
+    const s = await serve([
+      { name: 'add_sub', config: 'platform: "tensorflow_savedmodel"\noutput [ { name: "OUTPUT1" } ]' },
+      { name: 'fixed', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 4' },
+      // Dims with the batch dimension at max_batch_size 0: the model is served without batching.
+      { name: 'unbatched', source: 'add_sub', config: 'platform: "tensorflow_savedmodel"\ninput [ { name: "INPUT0" dims: [ -1, 4 ] } ]' },
+    ]);
+    await s.loadModel('add_sub');
+    expect((await s.modelConfig('add_sub')).output.map((t) => [t.name, t.data_type, t.dims])).toEqual([['OUTPUT1', 'TYPE_FP32', [4]]]);
+    await s.loadModel('unbatched');
+    const unbatched = await s.modelConfig('unbatched');
+    expect(unbatched.max_batch_size).toBe(0);
+    expect([...unbatched.input, ...unbatched.output].map((t) => t.dims)).toEqual([[-1, 4], [-1, 4], [-1, 4], [-1, 4]]);
+    const rows = float32([2, 4], [[1, 2, 3, 4], [5, 6, 7, 8]]);
+    const answer = await s.infer('unbatched', { inputs: { INPUT0: rows, INPUT1: rows } });
+    expect([...(answer.outputs.OUTPUT1!.data as Float32Array)]).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    await expect(s.loadModel('fixed')).rejects.toThrow(/max_batch_size 4 but the signature 'serving_default' has a tensor without a variable first dimension/);
+  }, SLOW);
+
+  it('selects the signature by TF_SIGNATURE_DEF and the MetaGraph by TF_GRAPH_TAG', async () => {
+    const parameter = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
+    const s = await serve([
+      { name: 'product', source: 'add_sub', config: `platform: "tensorflow_savedmodel"\n${parameter('TF_SIGNATURE_DEF', 'product')}` },
+      { name: 'tagged', config: `platform: "tensorflow_savedmodel"\n${parameter('TF_GRAPH_TAG', 'serve1')}\n${parameter('TF_SIGNATURE_DEF', 'serving2')}` },
+      { name: 'untagged', source: 'tagged', config: 'platform: "tensorflow_savedmodel"' },
+      { name: 'unsigned', source: 'add_sub', config: `platform: "tensorflow_savedmodel"\n${parameter('TF_SIGNATURE_DEF', 'nope')}` },
+    ]);
+    await s.loadModel('product');
+    expect((await s.modelConfig('product')).output.map((t) => t.name)).toEqual(['PRODUCT']);
+    const product = expected.product!;
+    const answer = await s.infer('product', { inputs: { A: float32([3, 4], product.inputs.A!), B: float32([3, 4], product.inputs.B!) } });
+    expect([...(answer.outputs.PRODUCT!.data as Float32Array)]).toEqual([...Float32Array.from((product.outputs.PRODUCT as number[][]).flat())]);
+
+    await s.loadModel('tagged');
+    const tagged = expected.tagged!;
+    const out = await s.infer('tagged', { inputs: { IN: { datatype: 'INT32', shape: [2, 3], data: Int32Array.from((tagged.inputs.IN as number[][]).flat()) } } });
+    expect([...(out.outputs.OUT!.data as Int32Array)]).toEqual((tagged.outputs.OUT as number[][]).flat());
+
+    await expect(s.loadModel('untagged')).rejects.toThrow(/serve/);
+    await expect(s.loadModel('unsigned')).rejects.toThrow(/no signature 'nope' \(TF_SIGNATURE_DEF\) under tag 'serve'; it has: product, serving_default/);
+  }, SLOW);
+
+  it('serves BYTES and INT32 tensors', async () => {
+    const s = await serve([{ name: 'strings' }]);
+    await s.loadModel('strings');
+    expect((await s.modelConfig('strings')).input).toMatchObject([{ name: 'TEXT', data_type: 'TYPE_STRING', dims: [1], reshape: { shape: [] } }]);
+    const { inputs, outputs } = expected.strings!;
+    const answer = await s.infer('strings', { inputs: { TEXT: { datatype: 'BYTES', shape: [3, 1], data: inputs.TEXT as string[] } } });
+    const upper = (answer.outputs.UPPER!.data as Array<string | Uint8Array>).map((v) => Buffer.from(v).toString());
+    expect(upper).toEqual(outputs.UPPER);
+    expect([...(answer.outputs.LENGTH!.data as Int32Array)]).toEqual(outputs.LENGTH);
+  }, SLOW);
+
+  it('refuses a wrong datatype or shape with INVALID_ARG and keeps serving', async () => {
+    const s = await serve([{ name: 'add_sub' }]);
+    await s.loadModel('add_sub');
+    const good = float32([1, 4], [[1, 2, 3, 4]]);
+    const wrongType: Tensor = { datatype: 'INT32', shape: [1, 4], data: new Int32Array(4) };
+    const wrongShape = float32([1, 5], [[1, 2, 3, 4, 5]]);
+    await expect(s.infer('add_sub', { inputs: { INPUT0: wrongType, INPUT1: good } })).rejects.toMatchObject({ code: 'INVALID_ARG' });
+    await expect(s.infer('add_sub', { inputs: { INPUT0: wrongShape, INPUT1: good } })).rejects.toMatchObject({ code: 'INVALID_ARG' });
+    const answer = await s.infer('add_sub', { inputs: { INPUT0: good, INPUT1: good } });
+    expect([...(answer.outputs.OUTPUT0!.data as Float32Array)]).toEqual([2, 4, 6, 8]);
+  }, SLOW);
+
+  it('fails to load a corrupt saved_model.pb, naming it, and keeps serving the others', async () => {
+    const s = await serve([{ name: 'corrupt', source: 'add_sub', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 8' }, { name: 'add_sub' }]);
+    await writeFile(join(repo, 'corrupt', '1', 'model.savedmodel', 'saved_model.pb'), 'not a protobuf');
+    const failure = await s.loadModel('corrupt').catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(InferenceError);
+    expect((failure as Error).message).toMatch(/saved_model\.pb|SavedModel/);
+    await s.loadModel('add_sub');
+    expect(await s.isModelReady('add_sub')).toBe(true);
+  }, SLOW);
+
+  it('fails the load naming the tensor whose config type disagrees with the signature, or that the signature lacks', async () => {
+    const tensors = (input: string) =>
+      `platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ninput [ ${input}, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]`;
+    const s = await serve([
+      { name: 'typed', source: 'add_sub', config: tensors('{ name: "INPUT0" data_type: TYPE_INT32 dims: [ 4 ] }') },
+      { name: 'named', source: 'add_sub', config: tensors('{ name: "IN0" data_type: TYPE_FP32 dims: [ 4 ] }') },
+    ]);
+    await expect(s.loadModel('typed')).rejects.toThrow(/input 'INPUT0' has data_type TYPE_INT32 in the config but TYPE_FP32 \(float32\) in the signature/);
+    await expect(s.loadModel('named')).rejects.toThrow(/input 'IN0' is not in the signature; its inputs are: INPUT0, INPUT1/);
+  }, SLOW);
+
+  it('leaves no stub behind when unloaded, and loads again', async () => {
+    const s = await serve([{ name: 'add_sub' }]);
+    for (let round = 0; round < 2; round++) {
+      await s.loadModel('add_sub');
+      // One stub per instance: Triton's default CPU instance group may hold several.
+      const instances = (await s.modelConfig('add_sub')).instance_group.reduce((count, group) => count + group.count, 0);
+      expect((await stubProcesses()).length).toBe(instances);
+      await s.unloadModel('add_sub');
+      expect(await stubProcesses()).toEqual([]);
+      expect(shmLeftovers()).toEqual([]);
+    }
+  }, SLOW);
+
+  it('is UNAVAILABLE, naming the pip install, where the interpreter has no TensorFlow', async () => {
+    // A tensorflow package that fails to import stands for one that is not installed.
+    const fake = await mkdtemp(join(tmpdir(), 'tritium-no-tf-'));
+    await mkdir(join(fake, 'tensorflow'));
+    await writeFile(join(fake, 'tensorflow', '__init__.py'), 'raise ImportError("No module named \'tensorflow\'")\n');
+    const saved = process.env.PYTHONPATH;
+    process.env.PYTHONPATH = fake;
+    try {
+      const s = await serve([{ name: 'add_sub', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 8' }]);
+      await expect(s.loadModel('add_sub')).rejects.toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/TensorFlow is not installed for .*-m pip install tensorflow-cpu/) });
+    } finally {
+      if (saved === undefined) delete process.env.PYTHONPATH;
+      else process.env.PYTHONPATH = saved;
+      await rm(fake, { recursive: true, force: true });
+    }
+  }, SLOW);
+
+  it('refuses tensorflow_graphdef as UNSUPPORTED, and is found by name when no backend is passed', async () => {
+    const s = await serve([{ name: 'graphdef', source: 'add_sub', config: 'platform: "tensorflow_graphdef"\ndefault_model_filename: "model.savedmodel"\nmax_batch_size: 8\ninput [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]' }, { name: 'add_sub' }], []);
+    await expect(s.loadModel('graphdef')).rejects.toMatchObject({ code: 'UNSUPPORTED' });
+    await s.loadModel('add_sub');
+    expect(await s.isModelReady('add_sub')).toBe(true);
+  }, SLOW);
+});
