@@ -82,8 +82,8 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
   };
 }
 
-/** Official backends are loaded by importing the package and calling `createBackend()`. */
-export const createBackend = onnxBackend;
+/** Official backends are loaded by importing the package and calling `createBackend(name)`; this package serves one name, with the defaults. */
+export const createBackend = (): Backend => onnxBackend();
 
 function requestedRuntime(config: ModelConfig, fallback: RuntimeKind | 'auto'): RuntimeKind | 'auto' {
   const value = parameter(config, RUNTIME_PARAMETER);

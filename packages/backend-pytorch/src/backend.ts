@@ -43,5 +43,5 @@ export function pytorchBackend(): Backend {
   };
 }
 
-/** Official backends are loaded by importing the package and calling `createBackend()`. */
-export const createBackend = pytorchBackend;
+/** Official backends are loaded by importing the package and calling `createBackend(name)`; this package serves one name, with the defaults. */
+export const createBackend = (): Backend => pytorchBackend();
