@@ -11,6 +11,7 @@ export default defineConfig({
       '@tritium/batcher': src('batcher'),
       '@tritium/backend-onnx': src('backend-onnx'),
       '@tritium/backend-python': src('backend-python'),
+      '@tritium/backend-fil': src('backend-fil'),
       '@tritium/frontend': src('frontend'),
     },
   },

@@ -9,6 +9,7 @@ import type { Backend } from './backend.js';
 const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {
   onnxruntime: '@tritium/backend-onnx',
   python: '@tritium/backend-python',
+  fil: '@tritium/backend-fil',
   tensorrt: '@tritium/backend-tensorrt',
 };
 

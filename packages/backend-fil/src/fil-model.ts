@@ -1,0 +1,74 @@
+import { InferenceError, gatherBatchInput, scatterBatchOutputs } from '@tritium/core';
+import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core';
+import { predict } from './forest.js';
+import type { Forest } from './forest.js';
+import { loadForest, modelFilePath } from './model-file.js';
+import { outputWidth, shapeOutput } from './outputs.js';
+import { readParameters } from './parameters.js';
+import type { FilParameters } from './parameters.js';
+
+/** FIL's tensor names. */
+export const INPUT_NAME = 'input__0';
+export const OUTPUT_NAME = 'output__0';
+
+/** A loaded forest; its instances share it (it is read-only). */
+export class FilModel implements BackendModel {
+  readonly description: string;
+
+  private constructor(
+    private readonly name: string,
+    private readonly forest: Forest,
+    private readonly parameters: FilParameters,
+    private readonly batching: boolean,
+  ) {
+    this.description = `FIL (TypeScript): ${parameters.modelType}, ${forest.roots.length} trees, ${forest.numFeatures} features`;
+  }
+
+  static async load(context: ModelContext): Promise<FilModel> {
+    const { config, logger } = context;
+    const parameters = readParameters(config, logger);
+    const path = modelFilePath(context.versionDirectory, parameters.modelType, config.default_model_filename);
+    const forest = await loadForest(path, parameters.modelType, parameters.allowUnknownField);
+    checkTensors(config, forest, parameters);
+    return new FilModel(context.name, forest, parameters, config.max_batch_size > 0);
+  }
+
+  async createInstance(): Promise<BackendInstance> {
+    return { execute: async (requests) => this.execute(requests) };
+  }
+
+  private execute(requests: readonly BackendRequest[]): ExecuteResult {
+    if (!this.batching) return requests.map((request) => this.run(request.inputs[INPUT_NAME]!));
+    const output = this.run(gatherBatchInput(requests, INPUT_NAME));
+    return scatterBatchOutputs(requests, output);
+  }
+
+  private run(input: Tensor): Record<string, Tensor> {
+    const features = this.forest.numFeatures;
+    const rows = input.shape.slice(0, -1).reduce((a, b) => a * b, 1);
+    if (input.datatype !== 'FP32' || input.shape.at(-1) !== features) {
+      throw new InferenceError('INVALID_ARG', `model '${this.name}': ${INPUT_NAME} must be FP32 with ${features} features in its last dimension, got ${input.datatype} [${input.shape.join(',')}]`);
+    }
+    const predictions = predict(this.forest, input.data as Float32Array, rows);
+    const data = shapeOutput(this.forest, this.parameters, predictions, rows);
+    return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...input.shape.slice(0, -1), outputWidth(this.forest, this.parameters)], data } };
+  }
+}
+
+/** FIL's contract: one FP32 input of the model's feature count, one FP32 output of its width. */
+function checkTensors(config: NormalizedModelConfig, forest: Forest, parameters: FilParameters): void {
+  const fail = (problem: string) => new InferenceError('INVALID_ARG', `model '${config.name}': ${problem}`);
+  const [input] = config.input;
+  const [output] = config.output;
+  if (config.input.length !== 1 || input!.name !== INPUT_NAME) throw fail(`a FIL model has one input, '${INPUT_NAME}'`);
+  if (config.output.length !== 1 || output!.name !== OUTPUT_NAME) throw fail(`a FIL model has one output, '${OUTPUT_NAME}'`);
+  for (const tensor of [input!, output!]) {
+    if (tensor.data_type !== 'TYPE_FP32') throw fail(`'${tensor.name}' is ${tensor.data_type}; FIL takes and gives TYPE_FP32 only`);
+  }
+  const expect = (dims: number[], last: number, what: string) => {
+    const n = dims.at(-1);
+    if (n !== undefined && n !== -1 && n !== last) throw fail(`${what} has last dimension ${n}, but the model has ${last}`);
+  };
+  expect(input!.dims, forest.numFeatures, `'${INPUT_NAME}' (features)`);
+  expect(output!.dims, outputWidth(forest, parameters), `'${OUTPUT_NAME}' (${parameters.isClassifier ? (parameters.predictProba ? 'class probabilities' : 'the class') : 'predictions'})`);
+}
