@@ -9,7 +9,7 @@ export interface ReferenceCase {
   readonly name: string;
   readonly rows: number;
   readonly features: number;
-  /** Values per row of LightGBM's predict(). */
+  /** Values per row of the reference predictions. */
   readonly width: number;
   readonly modelText: string;
   readonly x: Float32Array;
@@ -17,17 +17,19 @@ export interface ReferenceCase {
 }
 
 /**
- * LightGBM models trained by the real lightgbm package, with its own predictions; or
- * the reason they cannot be had (lightgbm not installed), for the tests to skip with.
+ * Models with reference predictions, written by one of this directory's Python scripts
+ * (`lightgbm_models.py`: trained by the real lightgbm; `xgboost_json_models.py`:
+ * random XGBoost JSON forests with an independent evaluator); or the reason they
+ * cannot be had, for the tests to skip with.
  */
-export async function lightGbmReferences(): Promise<{ cases: ReferenceCase[] } | { missing: string }> {
+export async function referenceCases(script: string, modelFile: string, needs: string): Promise<{ cases: ReferenceCase[] } | { missing: string }> {
   const directory = await mkdtemp(join(tmpdir(), 'tritium-fil-'));
   try {
-    const script = fileURLToPath(new URL('./lightgbm_models.py', import.meta.url));
+    const scriptPath = fileURLToPath(new URL(`./${script}`, import.meta.url));
     try {
-      await promisify(execFile)('python3', [script, directory], { timeout: 60_000 });
+      await promisify(execFile)('python3', [scriptPath, directory], { timeout: 60_000 });
     } catch (error) {
-      return { missing: `python3 with lightgbm is needed for reference predictions: ${(error as Error).message.split('\n').slice(-3).join(' ')}` };
+      return { missing: `${needs} is needed for reference predictions: ${(error as Error).message.split('\n').slice(-3).join(' ')}` };
     }
     const cases = JSON.parse(await readFile(join(directory, 'cases.json'), 'utf8')) as Array<Omit<ReferenceCase, 'modelText' | 'x' | 'expected'>>;
     return {
@@ -37,7 +39,7 @@ export async function lightGbmReferences(): Promise<{ cases: ReferenceCase[] } |
         const expected = await read('expected.f64');
         return {
           ...c,
-          modelText: (await read('model.txt')).toString('utf8'),
+          modelText: (await read(modelFile)).toString('utf8'),
           x: new Float32Array(x.buffer, x.byteOffset, x.byteLength / 4),
           expected: new Float64Array(expected.buffer.slice(expected.byteOffset, expected.byteOffset + expected.byteLength)),
         };

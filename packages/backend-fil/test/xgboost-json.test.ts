@@ -1,0 +1,91 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferenceServer } from '@tritium/core';
+import { filBackend } from '@tritium/backend-fil';
+import { TempRepository } from '../../core/test/helpers/repository.js';
+import { predict } from '../src/forest.js';
+import { readXgboostJson } from '../src/xgboost-json.js';
+import { filConfig, maxRelativeError, referenceCases } from './helpers.js';
+
+// xgboost is not installable here: the references are random forests in its JSON
+// format, predicted by an independent recursive evaluator in Python.
+const references = await referenceCases('xgboost_json_models.py', 'xgboost.json', 'python3 with numpy');
+if ('missing' in references) console.log(`skipping XGBoost JSON reference tests: ${references.missing}`);
+const cases = 'cases' in references ? references.cases : [];
+
+/** A two-node-deep tree worked out by hand: f0 < 0.5 ? (f1 < -1 ? 1 : 2) : 3, NaN left at the root, right below. */
+const handTree = {
+  learner: {
+    gradient_booster: {
+      name: 'gbtree',
+      model: {
+        tree_info: [0],
+        trees: [{
+          left_children: [1, 3, -1, -1, -1], right_children: [2, 4, -1, -1, -1],
+          split_indices: [0, 1, 0, 0, 0], split_conditions: [0.5, -1, 3, 1, 2], default_left: [1, 0, 0, 0, 0],
+        }],
+      },
+    },
+    learner_model_param: { base_score: '1E1', num_class: '0', num_feature: '2' },
+    objective: { name: 'reg:squarederror' },
+  },
+};
+
+describe('XGBoost JSON reader', () => {
+  it('routes rows as XGBoost defines: left when x < threshold, NaN by default_left', () => {
+    const forest = readXgboostJson(JSON.stringify(handTree), 'hand.json', false);
+    const x = new Float32Array([0.4, -2, 0.5, 0, NaN, 5, NaN, NaN, 0.4, -1]);
+    expect(Array.from(predict(forest, x, 5))).toEqual([11, 13, 12, 12, 12]);
+  });
+
+  it('refuses unknown fields unless allowed, categorical splits, and what is not JSON', () => {
+    const extra = structuredClone(handTree) as { learner: Record<string, unknown> };
+    extra.learner.surprise = 1;
+    expect(() => readXgboostJson(JSON.stringify(extra), 'x.json', false)).toThrow(/unknown field.*surprise.*xgboost_allow_unknown_field/);
+    expect(readXgboostJson(JSON.stringify(extra), 'x.json', true).roots.length).toBe(1);
+    const categorical = structuredClone(handTree);
+    Object.assign(categorical.learner.gradient_booster.model.trees[0]!, { split_type: [1, 0, 0, 0, 0] });
+    expect(() => readXgboostJson(JSON.stringify(categorical), 'x.json', false)).toThrow(expect.objectContaining({ code: 'UNSUPPORTED' }));
+    expect(() => readXgboostJson('\u0000binf', 'x.json', false)).toThrow(/not JSON/);
+  });
+
+  it.each(cases.map((c) => [c.name, c] as const))('%s matches the independent evaluation', (_name, reference) => {
+    const forest = readXgboostJson(reference.modelText, 'xgboost.json', false);
+    const predictions = predict(forest, reference.x, reference.rows);
+    expect(predictions.length).toBe(reference.expected.length);
+    expect(maxRelativeError(predictions, reference.expected)).toBeLessThan(1e-9);
+  });
+});
+
+describe.skipIf(cases.length === 0)('a Triton repository of XGBoost JSON models', () => {
+  let repository: TempRepository;
+  let server: InferenceServer;
+
+  beforeAll(async () => {
+    repository = await TempRepository.create();
+    const reference = cases.find((c) => c.name === 'multiclass')!;
+    await mkdir(join(repository.path, 'xgb', '1'), { recursive: true });
+    await writeFile(join(repository.path, 'xgb', 'config.pbtxt'), filConfig({ name: 'xgb', modelType: 'xgboost_json', features: reference.features, outputWidth: 4, parameters: { is_classifier: 'true', predict_proba: 'true' } }));
+    await writeFile(join(repository.path, 'xgb', '1', 'xgboost.json'), reference.modelText);
+    await mkdir(join(repository.path, 'legacy', '1'), { recursive: true });
+    await writeFile(join(repository.path, 'legacy', 'config.pbtxt'), filConfig({ name: 'legacy', modelType: 'xgboost_ubj', features: 6, outputWidth: 1 }));
+    await writeFile(join(repository.path, 'legacy', '1', 'xgboost.ubj'), '{');
+    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb'], backends: [filBackend()] });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await repository?.remove();
+  });
+
+  it('serves the class probabilities', async () => {
+    const reference = cases.find((c) => c.name === 'multiclass')!;
+    const response = await server.infer('xgb', { inputs: { input__0: { datatype: 'FP32', shape: [reference.rows, reference.features], data: reference.x } } });
+    expect(response.outputs.output__0!.shape).toEqual([reference.rows, 4]);
+    expect(maxRelativeError(response.outputs.output__0!.data as Float32Array, reference.expected)).toBeLessThan(1e-6);
+  });
+
+  it('names the conversion for a format it does not read', async () => {
+    await expect(server.loadModel('legacy')).rejects.toMatchObject({ code: 'UNSUPPORTED', message: expect.stringMatching(/xgboost_ubj.*save_model\('xgboost.json'\)/) });
+  });
+});
