@@ -5,6 +5,7 @@ import type { Forest } from './forest.js';
 import { readLightGbm } from './lightgbm.js';
 import { unsupportedModel } from './model-error.js';
 import type { ModelType } from './parameters.js';
+import { readXgboostBinary } from './xgboost-binary.js';
 import { readXgboostJson } from './xgboost-json.js';
 
 /** Triton FIL's file name for each model_type. */
@@ -18,7 +19,6 @@ export const MODEL_FILES: Readonly<Record<ModelType, string>> = {
 
 /** What to do with a format this backend does not read yet. */
 const CONVERSIONS: Partial<Record<ModelType, string>> = {
-  xgboost: "the legacy binary XGBoost format is not read yet: load it in xgboost and save_model('xgboost.json'), then set model_type to xgboost_json",
   xgboost_ubj: "UBJSON XGBoost models are not read yet: load it in xgboost and save_model('xgboost.json'), then set model_type to xgboost_json",
   treelite_checkpoint: 'Treelite checkpoints are not read yet: export the model from its framework as XGBoost JSON or a LightGBM model.txt',
 };
@@ -31,11 +31,13 @@ export function modelFilePath(versionDirectory: string, modelType: ModelType, co
 export async function loadForest(path: string, modelType: ModelType, allowUnknownField: boolean): Promise<Forest> {
   const conversion = CONVERSIONS[modelType];
   if (conversion) throw unsupportedModel(path, `model_type '${modelType}': ${conversion}`);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (error) {
     throw new InferenceError('NOT_FOUND', `FIL model file '${path}' cannot be read: ${(error as Error).message}`);
   }
+  if (modelType === 'xgboost') return readXgboostBinary(bytes, path);
+  const text = bytes.toString('utf8');
   return modelType === 'lightgbm' ? readLightGbm(text, path) : readXgboostJson(text, path, allowUnknownField);
 }

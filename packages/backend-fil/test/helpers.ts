@@ -11,7 +11,10 @@ export interface ReferenceCase {
   readonly features: number;
   /** Values per row of the reference predictions. */
   readonly width: number;
+  /** The first model file, as text. */
   readonly modelText: string;
+  /** Each model file by name. */
+  readonly files: Readonly<Record<string, Buffer>>;
   readonly x: Float32Array;
   readonly expected: Float64Array;
 }
@@ -22,7 +25,7 @@ export interface ReferenceCase {
  * random XGBoost JSON forests with an independent evaluator); or the reason they
  * cannot be had, for the tests to skip with.
  */
-export async function referenceCases(script: string, modelFile: string, needs: string): Promise<{ cases: ReferenceCase[] } | { missing: string }> {
+export async function referenceCases(script: string, modelFiles: readonly string[], needs: string): Promise<{ cases: ReferenceCase[] } | { missing: string }> {
   const directory = await mkdtemp(join(tmpdir(), 'tritium-fil-'));
   try {
     const scriptPath = fileURLToPath(new URL(`./${script}`, import.meta.url));
@@ -31,15 +34,17 @@ export async function referenceCases(script: string, modelFile: string, needs: s
     } catch (error) {
       return { missing: `${needs} is needed for reference predictions: ${(error as Error).message.split('\n').slice(-3).join(' ')}` };
     }
-    const cases = JSON.parse(await readFile(join(directory, 'cases.json'), 'utf8')) as Array<Omit<ReferenceCase, 'modelText' | 'x' | 'expected'>>;
+    const cases = JSON.parse(await readFile(join(directory, 'cases.json'), 'utf8')) as Array<Omit<ReferenceCase, 'modelText' | 'files' | 'x' | 'expected'>>;
     return {
       cases: await Promise.all(cases.map(async (c) => {
         const read = (file: string) => readFile(join(directory, c.name, file));
         const x = await read('x.f32');
         const expected = await read('expected.f64');
+        const files = Object.fromEntries(await Promise.all(modelFiles.map(async (file) => [file, await read(file)] as const)));
         return {
           ...c,
-          modelText: (await read(modelFile)).toString('utf8'),
+          modelText: files[modelFiles[0]!]!.toString('utf8'),
+          files,
           x: new Float32Array(x.buffer, x.byteOffset, x.byteLength / 4),
           expected: new Float64Array(expected.buffer.slice(expected.byteOffset, expected.byteOffset + expected.byteLength)),
         };
@@ -60,8 +65,8 @@ export function maxRelativeError(actual: ArrayLike<number>, expected: ArrayLike<
 }
 
 /** A FIL config.pbtxt as Triton users write it. */
-export function filConfig(options: { name: string; modelType: string; features: number; outputWidth: number; maxBatchSize?: number; parameters?: Record<string, string>; extra?: string }): string {
-  const parameters = { model_type: options.modelType, ...options.parameters };
+export function filConfig(options: { name: string; modelType?: string; features: number; outputWidth: number; maxBatchSize?: number; parameters?: Record<string, string>; extra?: string }): string {
+  const parameters = { ...(options.modelType === undefined ? {} : { model_type: options.modelType }), ...options.parameters };
   return `name: "${options.name}"
 backend: "fil"
 max_batch_size: ${options.maxBatchSize ?? 1024}

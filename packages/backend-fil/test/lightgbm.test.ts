@@ -9,7 +9,7 @@ import { readLightGbm } from '../src/lightgbm.js';
 import { filConfig, maxRelativeError, referenceCases } from './helpers.js';
 import type { ReferenceCase } from './helpers.js';
 
-const references = await referenceCases('lightgbm_models.py', 'model.txt', 'python3 with lightgbm');
+const references = await referenceCases('lightgbm_models.py', ['model.txt'], 'python3 with lightgbm');
 if ('missing' in references) console.log(`skipping LightGBM reference tests: ${references.missing}`);
 const cases = 'cases' in references ? references.cases : [];
 const byName = (name: string) => cases.find((c) => c.name === name)!;

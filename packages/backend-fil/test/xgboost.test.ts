@@ -5,12 +5,13 @@ import { InferenceServer } from '@tritium/core';
 import { filBackend } from '@tritium/backend-fil';
 import { TempRepository } from '../../core/test/helpers/repository.js';
 import { predict } from '../src/forest.js';
+import { readXgboostBinary } from '../src/xgboost-binary.js';
 import { readXgboostJson } from '../src/xgboost-json.js';
 import { filConfig, maxRelativeError, referenceCases } from './helpers.js';
 
-// xgboost is not installable here: the references are random forests in its JSON
-// format, predicted by an independent recursive evaluator in Python.
-const references = await referenceCases('xgboost_json_models.py', 'xgboost.json', 'python3 with numpy');
+// xgboost is not installable here: the references are random forests in its JSON and
+// legacy binary formats, predicted by an independent recursive evaluator in Python.
+const references = await referenceCases('xgboost_models.py', ['xgboost.json', 'xgboost.model'], 'python3 with numpy');
 if ('missing' in references) console.log(`skipping XGBoost JSON reference tests: ${references.missing}`);
 const cases = 'cases' in references ? references.cases : [];
 
@@ -58,7 +59,22 @@ describe('XGBoost JSON reader', () => {
   });
 });
 
-describe.skipIf(cases.length === 0)('a Triton repository of XGBoost JSON models', () => {
+describe('XGBoost legacy binary reader', () => {
+  // base_score is float32 in this format, so a logistic margin differs in the 8th digit.
+  it.each(cases.map((c) => [c.name, c] as const))('%s matches the independent evaluation', (_name, reference) => {
+    const predictions = predict(readXgboostBinary(reference.files['xgboost.model']!, 'xgboost.model'), reference.x, reference.rows);
+    expect(maxRelativeError(predictions, reference.expected)).toBeLessThan(1e-6);
+  });
+
+  it.skipIf(cases.length === 0)('refuses a truncated file or JSON with a reason', () => {
+    const bytes = cases[0]!.files['xgboost.model']!;
+    expect(() => readXgboostBinary(bytes.subarray(0, bytes.length - 10), 'xgboost.model')).toThrow(/ends inside tree_info/);
+    expect(() => readXgboostBinary(bytes.subarray(0, 100), 'xgboost.model')).toThrow(/ends inside the learner parameters/);
+    expect(() => readXgboostBinary(cases[0]!.files['xgboost.json']!, 'xgboost.model')).toThrow(/xgboost_json/);
+  });
+});
+
+describe.skipIf(cases.length === 0)('a Triton repository of XGBoost models', () => {
   let repository: TempRepository;
   let server: InferenceServer;
 
@@ -71,7 +87,12 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost JSON models'
     await mkdir(join(repository.path, 'legacy', '1'), { recursive: true });
     await writeFile(join(repository.path, 'legacy', 'config.pbtxt'), filConfig({ name: 'legacy', modelType: 'xgboost_ubj', features: 6, outputWidth: 1 }));
     await writeFile(join(repository.path, 'legacy', '1', 'xgboost.ubj'), '{');
-    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb'], backends: [filBackend()] });
+    // No model_type: Triton's default, the legacy binary xgboost.model.
+    const binary = cases.find((c) => c.name === 'binary')!;
+    await mkdir(join(repository.path, 'default_type', '1'), { recursive: true });
+    await writeFile(join(repository.path, 'default_type', 'config.pbtxt'), filConfig({ name: 'default_type', features: binary.features, outputWidth: 1, parameters: { is_classifier: 'true' } }));
+    await writeFile(join(repository.path, 'default_type', '1', 'xgboost.model'), binary.files['xgboost.model']!);
+    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb', 'default_type'], backends: [filBackend()] });
   });
   afterAll(async () => {
     await server?.stop();
@@ -83,6 +104,12 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost JSON models'
     const response = await server.infer('xgb', { inputs: { input__0: { datatype: 'FP32', shape: [reference.rows, reference.features], data: reference.x } } });
     expect(response.outputs.output__0!.shape).toEqual([reference.rows, 4]);
     expect(maxRelativeError(response.outputs.output__0!.data as Float32Array, reference.expected)).toBeLessThan(1e-6);
+  });
+
+  it('reads the legacy binary when the config names no model_type', async () => {
+    const binary = cases.find((c) => c.name === 'binary')!;
+    const response = await server.infer('default_type', { inputs: { input__0: { datatype: 'FP32', shape: [binary.rows, binary.features], data: binary.x } } });
+    expect(Array.from(response.outputs.output__0!.data as Float32Array)).toEqual(Array.from(binary.expected, (p) => (p > 0.5 ? 1 : 0)));
   });
 
   it('names the conversion for a format it does not read', async () => {

@@ -1,12 +1,13 @@
-"""Writes random forests in XGBoost's JSON model format (xgboost itself is not
-installable here) with predictions by an independent evaluator: a recursive walk of
-the JSON, following XGBoost's documented rules (go left when x < split_condition, in
-float32; NaN goes the default_left way; sum leaves, add the base margin, apply the
-objective). Per case, in argv[1]/<name>: xgboost.json, x.f32, expected.f64; the list of
-cases in argv[1]/cases.json."""
+"""Writes random forests in XGBoost's JSON model format and its legacy binary format
+(xgboost itself is not installable here) with predictions by an independent
+evaluator: a recursive walk of the JSON, following XGBoost's documented rules (go left
+when x < split_condition, in float32; NaN goes the default_left way; sum leaves, add the
+base margin, apply the objective). Per case, in argv[1]/<name>: xgboost.json,
+xgboost.model, x.f32, expected.f64; the list of cases in argv[1]/cases.json."""
 import json
 import math
 import os
+import struct
 import sys
 
 import numpy as np
@@ -59,13 +60,42 @@ def leaf(tree, row):
     return tree["split_conditions"][node]
 
 
+def pascal(text):
+    return struct.pack("<Q", len(text)) + text.encode()
+
+
+def legacy_binary(document):
+    """The same model in XGBoost's legacy binary layout (learner.cc, gbtree_model.cc)."""
+    learner = document["learner"]
+    params = learner["learner_model_param"]
+    booster = learner["gradient_booster"]
+    model = booster["gbtree"]["model"] if booster["name"] == "dart" else booster["model"]
+    trees = model["trees"]
+    out = b"binf"
+    out += struct.pack("<fIiiiIII", float(params["base_score"].strip("[]")), int(params["num_feature"]), int(params["num_class"]), 0, 0, 1, 7, 1) + bytes(136 - 32)
+    out += pascal(learner["objective"]["name"]) + pascal(booster["name"])
+    out += struct.pack("<iiiiqii", len(trees), 1, int(params["num_feature"]), 0, 0, max(1, int(params["num_class"])), 0) + bytes(160 - 32)
+    for tree in trees:
+        n = len(tree["left_children"])
+        out += struct.pack("<iiiiii", 1, n, 0, 0, int(params["num_feature"]), 0) + bytes(148 - 24)
+        for i in range(n):
+            sindex = tree["split_indices"][i] | (0x80000000 if tree["default_left"][i] else 0)
+            parent = -1 if i == 0 else 0
+            out += struct.pack("<iiiIf", parent, tree["left_children"][i], tree["right_children"][i], sindex, tree["split_conditions"][i])
+        out += bytes(16 * n)
+    out += struct.pack(f"<{len(trees)}i", *model["tree_info"])
+    if booster["name"] == "dart":
+        out += struct.pack("<Q", len(booster["weight_drop"])) + struct.pack(f"<{len(booster['weight_drop'])}f", *booster["weight_drop"])
+    return out
+
+
 def case(name, objective, num_class, base_score, trees_per_group=8, dart=False):
     groups = max(1, num_class)
     trees = [random_tree(4) for _ in range(trees_per_group * groups)]
     for i, tree in enumerate(trees):
         tree["id"] = i
     tree_info = [i % groups for i in range(len(trees))]
-    weights = [float(w) for w in rng.uniform(0.5, 1.0, size=len(trees))] if dart else [1.0] * len(trees)
+    weights = [float(np.float32(w)) for w in rng.uniform(0.5, 1.0, size=len(trees))] if dart else [1.0] * len(trees)
     model = {"gbtree_model_param": {"num_parallel_tree": "1", "num_trees": str(len(trees))}, "iteration_indptr": list(range(0, len(trees) + 1, groups)), "tree_info": tree_info, "trees": trees}
     booster = {"name": "dart", "gbtree": {"name": "gbtree", "model": model}, "weight_drop": weights} if dart else {"name": "gbtree", "model": model}
     document = {
@@ -99,6 +129,8 @@ def case(name, objective, num_class, base_score, trees_per_group=8, dart=False):
     os.makedirs(directory)
     with open(os.path.join(directory, "xgboost.json"), "w") as f:
         json.dump(document, f)
+    with open(os.path.join(directory, "xgboost.model"), "wb") as f:
+        f.write(legacy_binary(document))
     x.tofile(os.path.join(directory, "x.f32"))
     expected.astype(np.float64).tofile(os.path.join(directory, "expected.f64"))
     return {"name": name, "rows": ROWS, "features": FEATURES, "width": groups}
