@@ -20,6 +20,8 @@ export class FilModel implements BackendModel {
     private readonly forest: Forest,
     private readonly parameters: FilParameters,
     private readonly batching: boolean,
+    /** Values per row of output__0. */
+    private readonly width: number,
   ) {
     this.description = `FIL (TypeScript): ${parameters.modelType}, ${forest.roots.length} trees, ${forest.numFeatures} features`;
   }
@@ -29,8 +31,8 @@ export class FilModel implements BackendModel {
     const parameters = readParameters(config, logger);
     const path = modelFilePath(context.versionDirectory, parameters.modelType, config.default_model_filename);
     const forest = await loadForest(path, parameters.modelType, parameters.allowUnknownField);
-    checkTensors(config, forest, parameters);
-    return new FilModel(context.name, forest, parameters, config.max_batch_size > 0);
+    const width = checkTensors(config, forest, parameters);
+    return new FilModel(context.name, forest, parameters, config.max_batch_size > 0, width);
   }
 
   async createInstance(): Promise<BackendInstance> {
@@ -50,13 +52,13 @@ export class FilModel implements BackendModel {
       throw new InferenceError('INVALID_ARG', `model '${this.name}': ${INPUT_NAME} must be FP32 with ${features} features in its last dimension, got ${input.datatype} [${input.shape.join(',')}]`);
     }
     const predictions = predict(this.forest, input.data as Float32Array, rows);
-    const data = shapeOutput(this.forest, this.parameters, predictions, rows);
-    return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...input.shape.slice(0, -1), outputWidth(this.forest, this.parameters)], data } };
+    const data = shapeOutput(this.forest, this.parameters, this.width, predictions, rows);
+    return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...input.shape.slice(0, -1), this.width], data } };
   }
 }
 
-/** FIL's contract: one FP32 input of the model's feature count, one FP32 output of its width. */
-function checkTensors(config: NormalizedModelConfig, forest: Forest, parameters: FilParameters): void {
+/** FIL's contract: one FP32 input of the model's feature count, one FP32 output of its width; returns that width. */
+function checkTensors(config: NormalizedModelConfig, forest: Forest, parameters: FilParameters): number {
   const fail = (problem: string) => new InferenceError('INVALID_ARG', `model '${config.name}': ${problem}`);
   const [input] = config.input;
   const [output] = config.output;
@@ -70,5 +72,7 @@ function checkTensors(config: NormalizedModelConfig, forest: Forest, parameters:
     if (n !== undefined && n !== -1 && n !== last) throw fail(`${what} has last dimension ${n}, but the model has ${last}`);
   };
   expect(input!.dims, forest.numFeatures, `'${INPUT_NAME}' (features)`);
-  expect(output!.dims, outputWidth(forest, parameters), `'${OUTPUT_NAME}' (${parameters.isClassifier ? (parameters.predictProba ? 'class probabilities' : 'the class') : 'predictions'})`);
+  const width = outputWidth(forest, parameters, output!.dims.at(-1) ?? -1);
+  expect(output!.dims, width, `'${OUTPUT_NAME}' (${parameters.isClassifier ? (parameters.predictProba ? 'class probabilities' : 'the class') : 'predictions'})`);
+  return width;
 }

@@ -3,29 +3,29 @@ import type { FilParameters } from './parameters.js';
 
 /*
  * Triton FIL's output__0 from the forest's predictions: a regressor returns them as
- * they are; a classifier returns class probabilities with predict_proba (a binary
- * model's p becomes [1 - p, p]), else the class: p > threshold for binary, argmax
- * for multi-class.
+ * they are; a classifier returns class probabilities with predict_proba, else the
+ * class: p > threshold for binary, argmax for multi-class. A binary model's
+ * probabilities are [1 - p, p] (FIL's QA configs: dims [2]), or p alone where the
+ * config's output has dims [1] (FIL's docs: "a single class").
  */
 
-/** Values per row of output__0. */
-export function outputWidth(forest: Forest, parameters: FilParameters): number {
+/** Values per row of output__0, given the last dimension the config declares (-1: any). */
+export function outputWidth(forest: Forest, parameters: FilParameters, declared: number): number {
   if (!parameters.isClassifier) return forest.numGroups;
   if (!parameters.predictProba) return 1;
-  return forest.numGroups === 1 ? 2 : forest.numGroups;
+  if (forest.numGroups > 1) return forest.numGroups;
+  return declared === 1 ? 1 : 2;
 }
 
-export function shapeOutput(forest: Forest, parameters: FilParameters, predictions: Float64Array, rows: number): Float32Array {
+export function shapeOutput(forest: Forest, parameters: FilParameters, width: number, predictions: Float64Array, rows: number): Float32Array {
   const groups = forest.numGroups;
-  if (!parameters.isClassifier) return Float32Array.from(predictions);
-  const out = new Float32Array(rows * outputWidth(forest, parameters));
+  if (!parameters.isClassifier || (parameters.predictProba && width === groups)) return Float32Array.from(predictions);
+  const out = new Float32Array(rows * width);
   for (let r = 0; r < rows; r++) {
     if (groups === 1) {
       const p = predictions[r]!;
       if (parameters.predictProba) out.set([1 - p, p], r * 2);
       else out[r] = p > parameters.threshold ? 1 : 0;
-    } else if (parameters.predictProba) {
-      out.set(predictions.subarray(r * groups, (r + 1) * groups), r * groups);
     } else {
       out[r] = argmax(predictions, r * groups, groups);
     }

@@ -45,8 +45,9 @@ describe.skipIf(cases.length === 0)('a Triton repository of LightGBM models', ()
     await model('multiclass_class', byName('multiclass'), 1, { output_class: 'true' });
     await model('binary_proba', byName('binary'), 2, { is_classifier: 'true', predict_proba: 'true' });
     await model('binary_class', byName('binary'), 1, { is_classifier: 'true', threshold: '0.3', algo: 'TREE_REORG' });
+    await model('binary_single', byName('binary'), 1, { is_classifier: 'true', predict_proba: 'true' });
     await model('batched', byName('regression'), 1, {}, 'dynamic_batching { max_queue_delay_microseconds: 20000 }');
-    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['regression', 'multiclass_proba', 'multiclass_class', 'binary_proba', 'binary_class', 'batched'], backends: [filBackend()], logger: { error() {}, warn() {}, info() {}, verbose() {} } });
+    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['regression', 'multiclass_proba', 'multiclass_class', 'binary_proba', 'binary_class', 'binary_single', 'batched'], backends: [filBackend()], logger: { error() {}, warn() {}, info() {}, verbose() {} } });
   });
   afterAll(async () => {
     await server?.stop();
@@ -73,12 +74,25 @@ describe.skipIf(cases.length === 0)('a Triton repository of LightGBM models', ()
     const binary = byName('binary');
     const pair = (await infer('binary_proba', binary.x, binary.rows)).data as Float32Array;
     const decided = (await infer('binary_class', binary.x, binary.rows)).data as Float32Array;
+    const single = await infer('binary_single', binary.x, binary.rows);
+    expect(single.shape).toEqual([binary.rows, 1]);
+    expect(maxRelativeError(single.data as Float32Array, binary.expected)).toBeLessThan(1e-6);
     for (let r = 0; r < binary.rows; r++) {
       const p = binary.expected[r]!;
       expect(pair[2 * r + 1]).toBeCloseTo(p, 6);
       expect(pair[2 * r]).toBeCloseTo(1 - p, 6);
       expect(decided[r]).toBe(p > 0.3 ? 1 : 0);
     }
+  });
+
+  it('serves a model without batching, one row per request', async () => {
+    const reference = byName('regression');
+    await model('unbatched', reference, 1, {}, '');
+    await writeFile(join(repository.path, 'unbatched', 'config.pbtxt'), filConfig({ name: 'unbatched', modelType: 'lightgbm', features: 5, outputWidth: 1, maxBatchSize: 0 }));
+    await server.loadModel('unbatched');
+    const response = await server.infer('unbatched', { inputs: { input__0: { datatype: 'FP32', shape: [5], data: reference.x.slice(5, 10) } } });
+    expect(response.outputs.output__0!.shape).toEqual([1]);
+    expect(maxRelativeError(response.outputs.output__0!.data as Float32Array, reference.expected.subarray(1, 2))).toBeLessThan(1e-6);
   });
 
   it('batches single rows under the dynamic batcher with the same results', async () => {
