@@ -1,8 +1,12 @@
+import { corruptModel } from './model-error.js';
+
 /*
  * A forest as flat typed arrays (no object per node), shared by every model format.
- * Node i is a leaf when feature[i] < 0, its value in value[i]; otherwise a row goes to
- * left[i] when its feature value is <= threshold[i], else to right[i], after the
- * missing-value rules in flags[i]. Categorical nodes test a bitset instead.
+ * Node i takes two slots of `nodes`: (feature << 4 | flags), or -1 for a leaf, and the
+ * index of its left child; its right child follows the left one, so a tree's
+ * siblings sit side by side. threshold[i] is a split's threshold (a row goes left
+ * when its value is <= it, after the missing-value rules in the flags) or a leaf's
+ * value. Categorical nodes test a bitset instead.
  */
 
 /** A NaN goes down the node's default side (else it is compared as 0). */
@@ -13,6 +17,7 @@ export const DEFAULT_LEFT = 2;
 export const ZERO_IS_MISSING = 4;
 /** The node tests membership of a category set: member goes left, others (and NaN, negatives) right. */
 export const CATEGORICAL = 8;
+const FLAG_BITS = 4;
 
 /** LightGBM's kZeroThreshold. */
 const ZERO_THRESHOLD = 1e-35;
@@ -26,12 +31,8 @@ export interface Forest {
   readonly roots: Int32Array;
   /** The group each tree adds to. */
   readonly treeGroup: Int32Array;
-  readonly feature: Int32Array;
+  readonly nodes: Int32Array;
   readonly threshold: Float64Array;
-  readonly left: Int32Array;
-  readonly right: Int32Array;
-  readonly flags: Uint8Array;
-  readonly value: Float64Array;
   /** For a categorical node, threshold holds k: its bitset is categoryBits[categoryBounds[k] .. categoryBounds[k + 1]). */
   readonly categoryBounds: Int32Array;
   readonly categoryBits: Uint32Array;
@@ -44,7 +45,13 @@ export interface Forest {
   readonly sigmoidAlpha: number;
 }
 
-/** Growable flat node arrays, filled tree by tree by a format's reader. */
+/** What a reader gives besides the trees. */
+export type ForestInfo = Omit<Forest, 'roots' | 'treeGroup' | 'nodes' | 'threshold'>;
+
+/**
+ * Growable node arrays a format's reader fills tree by tree, one field per array and
+ * children anywhere; build() lays the trees out compactly.
+ */
 export class ForestBuilder {
   private count = 0;
   private capacity = 1024;
@@ -54,10 +61,10 @@ export class ForestBuilder {
   right = new Int32Array(this.capacity);
   flags = new Uint8Array(this.capacity);
   value = new Float64Array(this.capacity);
-  readonly roots: number[] = [];
-  readonly treeGroup: number[] = [];
+  private readonly roots: number[] = [];
+  private readonly treeGroup: number[] = [];
 
-  /** Reserves `n` nodes for a new tree of the given group; returns the index of its first node (its root). */
+  /** Reserves `n` nodes, leaves until set, for a new tree of the given group; returns the index of its first node (its root). */
   addTree(n: number, group: number): number {
     while (this.count + n > this.capacity) this.grow();
     const base = this.count;
@@ -68,19 +75,35 @@ export class ForestBuilder {
     return base;
   }
 
-  build(rest: Omit<Forest, 'roots' | 'treeGroup' | 'feature' | 'threshold' | 'left' | 'right' | 'flags' | 'value'>): Forest {
-    const n = this.count;
-    return {
-      ...rest,
-      roots: Int32Array.from(this.roots),
-      treeGroup: Int32Array.from(this.treeGroup),
-      feature: this.feature.slice(0, n),
-      threshold: this.threshold.slice(0, n),
-      left: this.left.slice(0, n),
-      right: this.right.slice(0, n),
-      flags: this.flags.slice(0, n),
-      value: this.value.slice(0, n),
-    };
+  /** Lays each tree out breadth first with siblings side by side; a node reached twice (a cycle) fails the model. */
+  build(info: ForestInfo, file: string): Forest {
+    const placed = new Int32Array(this.count).fill(-1);
+    const order: number[] = [];
+    const roots = this.roots.map((root) => {
+      const first = order.length;
+      placed[root] = order.length;
+      order.push(root);
+      for (let i = first; i < order.length; i++) {
+        const node = order[i]!;
+        if (this.feature[node]! < 0) continue;
+        for (const child of [this.left[node]!, this.right[node]!]) {
+          if (placed[child] !== -1) throw corruptModel(file, `its nodes do not form trees (node ${child - root} of a tree is reached twice)`);
+          placed[child] = order.length;
+          order.push(child);
+        }
+      }
+      return first;
+    });
+    if (this.feature.some((f) => f >= 2 ** (31 - FLAG_BITS))) throw corruptModel(file, `a split's feature index is over ${2 ** (31 - FLAG_BITS)}`);
+    const nodes = new Int32Array(order.length * 2);
+    const threshold = new Float64Array(order.length);
+    order.forEach((node, i) => {
+      const feature = this.feature[node]!;
+      nodes[2 * i] = feature < 0 ? -1 : (feature << FLAG_BITS) | this.flags[node]!;
+      nodes[2 * i + 1] = feature < 0 ? 0 : placed[this.left[node]!]!;
+      threshold[i] = feature < 0 ? this.value[node]! : this.threshold[node]!;
+    });
+    return { ...info, roots: Int32Array.from(roots), treeGroup: Int32Array.from(this.treeGroup), nodes, threshold };
   }
 
   private grow(): void {
@@ -99,25 +122,30 @@ export class ForestBuilder {
   }
 }
 
-/** The leaf a row (features at `x[offset ..]`) reaches in the tree rooted at `node`. */
-function leafOf(forest: Forest, node: number, x: Float32Array, offset: number): number {
-  const { feature, threshold, left, right, flags } = forest;
-  let f = feature[node]!;
-  while (f >= 0) {
-    const flag = flags[node]!;
-    let v = x[offset + f]!;
-    if (flag & CATEGORICAL) {
-      node = inCategorySet(forest, threshold[node]!, v) ? left[node]! : right[node]! ;
-    } else if (v !== v && flag & NAN_IS_MISSING) {
-      node = flag & DEFAULT_LEFT ? left[node]! : right[node]!;
-    } else {
-      if (v !== v) v = 0;
-      if (flag & ZERO_IS_MISSING && Math.abs(v) <= ZERO_THRESHOLD) node = flag & DEFAULT_LEFT ? left[node]! : right[node]!;
-      else node = v <= threshold[node]! ? left[node]! : right[node]!;
-    }
-    f = feature[node]!;
+/** The value of the leaf a row (features at `x[offset ..]`) reaches in the tree rooted at `node`. */
+function leafValue(nodes: Int32Array, threshold: Float64Array, forest: Forest, node: number, x: Float32Array, offset: number): number {
+  let packed = nodes[2 * node]!;
+  while (packed >= 0) {
+    const v = x[offset + (packed >>> FLAG_BITS)]!;
+    const t = threshold[node]!;
+    const left = nodes[2 * node + 1]!;
+    // The common case first: a plain split on a number; NaN fails both comparisons.
+    if (packed & (CATEGORICAL | ZERO_IS_MISSING)) node = goesLeft(forest, packed, v, t) ? left : left + 1;
+    else if (v <= t) node = left;
+    else if (v > t) node = left + 1;
+    else if (packed & NAN_IS_MISSING) node = packed & DEFAULT_LEFT ? left : left + 1;
+    else node = 0 <= t ? left : left + 1;
+    packed = nodes[2 * node]!;
   }
-  return node;
+  return threshold[node]!;
+}
+
+/** Categorical and zero-as-missing splits, as LightGBM decides them. */
+function goesLeft(forest: Forest, packed: number, v: number, t: number): boolean {
+  if (packed & CATEGORICAL) return inCategorySet(forest, t, v);
+  const x = v !== v ? 0 : v;
+  if (Math.abs(x) <= ZERO_THRESHOLD) return (packed & DEFAULT_LEFT) !== 0;
+  return x <= t;
 }
 
 function inCategorySet(forest: Forest, k: number, v: number): boolean {
@@ -128,18 +156,24 @@ function inCategorySet(forest: Forest, k: number, v: number): boolean {
   return ((forest.categoryBits[word]! >>> (category & 31)) & 1) === 1;
 }
 
+/** Rows evaluated together tree by tree, so a tree's nodes stay in cache across them. */
+const ROW_BLOCK = 64;
+
 /**
  * The forest's transformed predictions for `rows` rows of `x` (row-major, numFeatures
  * per row): numGroups values per row.
  */
 export function predict(forest: Forest, x: Float32Array, rows: number): Float64Array {
-  const { numGroups, numFeatures, roots, treeGroup, value } = forest;
+  const { numGroups, numFeatures, roots, treeGroup, nodes, threshold } = forest;
   const out = new Float64Array(rows * numGroups);
   const trees = roots.length;
-  for (let r = 0; r < rows; r++) {
-    const offset = r * numFeatures;
-    const base = r * numGroups;
-    for (let t = 0; t < trees; t++) out[base + treeGroup[t]!]! += value[leafOf(forest, roots[t]!, x, offset)]!;
+  for (let start = 0; start < rows; start += ROW_BLOCK) {
+    const end = Math.min(rows, start + ROW_BLOCK);
+    for (let t = 0; t < trees; t++) {
+      const root = roots[t]!;
+      const group = treeGroup[t]!;
+      for (let r = start; r < end; r++) out[r * numGroups + group]! += leafValue(nodes, threshold, forest, root, x, r * numFeatures);
+    }
   }
   finish(forest, out, rows);
   return out;

@@ -34,7 +34,7 @@ export function readLightGbm(text: string, file: string): Forest {
     average: header.has('average_output'),
     transform,
     sigmoidAlpha,
-  });
+  }, file);
 }
 
 function readTree(tree: Block, group: number, builder: ForestBuilder, bounds: number[], bits: number[], numFeatures: number, file: string): void {

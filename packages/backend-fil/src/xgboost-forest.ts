@@ -74,7 +74,7 @@ export function xgboostForest(model: XgboostModel, file: string): Forest {
     average: false,
     transform: objective.transform,
     sigmoidAlpha: 1,
-  });
+  }, file);
 }
 
 function addTree(builder: ForestBuilder, tree: XgboostTree, name: string, group: number, weight: number, numFeatures: number, file: string): void {

@@ -49,6 +49,10 @@ describe('XGBoost JSON reader', () => {
     Object.assign(categorical.learner.gradient_booster.model.trees[0]!, { split_type: [1, 0, 0, 0, 0] });
     expect(() => readXgboostJson(JSON.stringify(categorical), 'x.json', false)).toThrow(expect.objectContaining({ code: 'UNSUPPORTED' }));
     expect(() => readXgboostJson('\u0000binf', 'x.json', false)).toThrow(/not JSON/);
+    // Node 2 pointing back at node 1 would loop forever at evaluation.
+    const cyclic = structuredClone(handTree);
+    Object.assign(cyclic.learner.gradient_booster.model.trees[0]!, { left_children: [1, 3, 1, -1, -1], right_children: [2, 4, 3, -1, -1] });
+    expect(() => readXgboostJson(JSON.stringify(cyclic), 'x.json', false)).toThrow(/do not form trees/);
   });
 
   it.each(cases.map((c) => [c.name, c] as const))('%s matches the independent evaluation', (_name, reference) => {
