@@ -8,8 +8,7 @@ import { FilModel } from './fil-model.js';
 export function filBackend(): Backend {
   return {
     name: 'fil',
-    // Triton FIL's file when model_type is absent (the legacy XGBoost binary).
-    defaultModelFilename: 'xgboost.model',
+    // No defaultModelFilename: the file depends on the config's model_type (see MODEL_FILES).
     createModel: (context: ModelContext): Promise<BackendModel> => FilModel.load(context),
   };
 }
