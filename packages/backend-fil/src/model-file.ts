@@ -6,7 +6,7 @@ import { readLightGbm } from './lightgbm.js';
 import { unsupportedModel } from './model-error.js';
 import type { ModelType } from './parameters.js';
 import { readXgboostBinary } from './xgboost-binary.js';
-import { readXgboostJson } from './xgboost-json.js';
+import { readXgboostJson, readXgboostUbj } from './xgboost-json.js';
 
 /** Triton FIL's file name for each model_type. */
 export const MODEL_FILES: Readonly<Record<ModelType, string>> = {
@@ -19,7 +19,6 @@ export const MODEL_FILES: Readonly<Record<ModelType, string>> = {
 
 /** What to do with a format this backend does not read yet. */
 const CONVERSIONS: Partial<Record<ModelType, string>> = {
-  xgboost_ubj: "UBJSON XGBoost models are not read yet: load it in xgboost and save_model('xgboost.json'), then set model_type to xgboost_json",
   treelite_checkpoint: 'Treelite checkpoints are not read yet: export the model from its framework as XGBoost JSON or a LightGBM model.txt',
 };
 
@@ -38,6 +37,7 @@ export async function loadForest(path: string, modelType: ModelType, allowUnknow
     throw new InferenceError('NOT_FOUND', `FIL model file '${path}' cannot be read: ${(error as Error).message}`);
   }
   if (modelType === 'xgboost') return readXgboostBinary(bytes, path);
+  if (modelType === 'xgboost_ubj') return readXgboostUbj(bytes, path, allowUnknownField);
   const text = bytes.toString('utf8');
   return modelType === 'lightgbm' ? readLightGbm(text, path) : readXgboostJson(text, path, allowUnknownField);
 }

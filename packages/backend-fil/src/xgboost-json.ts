@@ -1,9 +1,13 @@
 import type { Forest } from './forest.js';
 import { corruptModel, parseNumber, unsupportedModel } from './model-error.js';
+import { decodeUbjson } from './ubjson.js';
 import { xgboostForest } from './xgboost-forest.js';
 import type { XgboostTree } from './xgboost-forest.js';
 
-/* XGBoost's JSON model (Booster.save_model('xgboost.json'), XGBoost >= 1.0). */
+/*
+ * XGBoost's JSON model (Booster.save_model('xgboost.json'), XGBoost >= 1.0), and the
+ * same document in UBJSON (save_model('xgboost.ubj'), XGBoost's default since 2.1).
+ */
 
 type Json = Record<string, unknown>;
 
@@ -20,6 +24,14 @@ export function readXgboostJson(text: string, file: string, allowUnknownField: b
   } catch (error) {
     throw corruptModel(file, `it is not JSON (${(error as Error).message}); a binary file needs model_type xgboost or xgboost_ubj`);
   }
+  return readXgboostDocument(root, file, allowUnknownField);
+}
+
+export function readXgboostUbj(bytes: Uint8Array, file: string, allowUnknownField: boolean): Forest {
+  return readXgboostDocument(decodeUbjson(bytes, file), file, allowUnknownField);
+}
+
+function readXgboostDocument(root: unknown, file: string, allowUnknownField: boolean): Forest {
   const at = (value: unknown, path: string): Json => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw corruptModel(file, `${path} is missing or not an object`);
     return value as Json;

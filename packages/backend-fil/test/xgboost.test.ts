@@ -6,12 +6,12 @@ import { filBackend } from '@tritium/backend-fil';
 import { TempRepository } from '../../core/test/helpers/repository.js';
 import { predict } from '../src/forest.js';
 import { readXgboostBinary } from '../src/xgboost-binary.js';
-import { readXgboostJson } from '../src/xgboost-json.js';
+import { readXgboostJson, readXgboostUbj } from '../src/xgboost-json.js';
 import { filConfig, maxRelativeError, referenceCases } from './helpers.js';
 
-// xgboost is not installable here: the references are random forests in its JSON and
-// legacy binary formats, predicted by an independent recursive evaluator in Python.
-const references = await referenceCases('xgboost_models.py', ['xgboost.json', 'xgboost.model'], 'python3 with numpy');
+// xgboost is not installable here: the references are random forests in its JSON,
+// UBJSON and legacy binary formats, predicted by an independent recursive evaluator in Python.
+const references = await referenceCases('xgboost_models.py', ['xgboost.json', 'xgboost.model', 'xgboost.ubj'], 'python3 with numpy');
 if ('missing' in references) console.log(`skipping XGBoost JSON reference tests: ${references.missing}`);
 const cases = 'cases' in references ? references.cases : [];
 
@@ -63,6 +63,20 @@ describe('XGBoost JSON reader', () => {
   });
 });
 
+describe('XGBoost UBJSON reader', () => {
+  it.each(cases.map((c) => [c.name, c] as const))('%s matches the independent evaluation', (_name, reference) => {
+    const predictions = predict(readXgboostUbj(reference.files['xgboost.ubj']!, 'xgboost.ubj', false), reference.x, reference.rows);
+    expect(maxRelativeError(predictions, reference.expected)).toBeLessThan(1e-9);
+  });
+
+  it.skipIf(cases.length === 0)('refuses a truncated file or JSON text with a reason', () => {
+    const bytes = cases[0]!.files['xgboost.ubj']!;
+    expect(() => readXgboostUbj(bytes.subarray(0, bytes.length - 1), 'xgboost.ubj', false)).toThrow(/not closed/);
+    expect(() => readXgboostUbj(bytes.subarray(0, 200), 'xgboost.ubj', false)).toThrow(/truncated/);
+    expect(() => readXgboostUbj(cases[0]!.files['xgboost.json']!, 'xgboost.ubj', false)).toThrow(/UBJSON/);
+  });
+});
+
 describe('XGBoost legacy binary reader', () => {
   // base_score is float32 in this format, so a logistic margin differs in the 8th digit.
   it.each(cases.map((c) => [c.name, c] as const))('%s matches the independent evaluation', (_name, reference) => {
@@ -88,26 +102,35 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost models', () 
     await mkdir(join(repository.path, 'xgb', '1'), { recursive: true });
     await writeFile(join(repository.path, 'xgb', 'config.pbtxt'), filConfig({ name: 'xgb', modelType: 'xgboost_json', features: reference.features, outputWidth: 4, parameters: { is_classifier: 'true', predict_proba: 'true' } }));
     await writeFile(join(repository.path, 'xgb', '1', 'xgboost.json'), reference.modelText);
+    await mkdir(join(repository.path, 'xgb_ubj', '1'), { recursive: true });
+    await writeFile(join(repository.path, 'xgb_ubj', 'config.pbtxt'), filConfig({ name: 'xgb_ubj', modelType: 'xgboost_ubj', features: reference.features, outputWidth: 1, parameters: { is_classifier: 'true' } }));
+    await writeFile(join(repository.path, 'xgb_ubj', '1', 'xgboost.ubj'), reference.files['xgboost.ubj']!);
     await mkdir(join(repository.path, 'legacy', '1'), { recursive: true });
-    await writeFile(join(repository.path, 'legacy', 'config.pbtxt'), filConfig({ name: 'legacy', modelType: 'xgboost_ubj', features: 6, outputWidth: 1 }));
-    await writeFile(join(repository.path, 'legacy', '1', 'xgboost.ubj'), '{');
+    await writeFile(join(repository.path, 'legacy', 'config.pbtxt'), filConfig({ name: 'legacy', modelType: 'treelite_checkpoint', features: 6, outputWidth: 1 }));
+    await writeFile(join(repository.path, 'legacy', '1', 'checkpoint.tl'), 'TL');
     // No model_type: Triton's default, the legacy binary xgboost.model.
     const binary = cases.find((c) => c.name === 'binary')!;
     await mkdir(join(repository.path, 'default_type', '1'), { recursive: true });
     await writeFile(join(repository.path, 'default_type', 'config.pbtxt'), filConfig({ name: 'default_type', features: binary.features, outputWidth: 1, parameters: { is_classifier: 'true' } }));
     await writeFile(join(repository.path, 'default_type', '1', 'xgboost.model'), binary.files['xgboost.model']!);
-    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb', 'default_type'], backends: [filBackend()] });
+    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb', 'xgb_ubj', 'default_type'], backends: [filBackend()] });
   });
   afterAll(async () => {
     await server?.stop();
     await repository?.remove();
   });
 
-  it('serves the class probabilities', async () => {
+  it('serves the class probabilities (JSON) and classes (UBJSON)', async () => {
     const reference = cases.find((c) => c.name === 'multiclass')!;
     const response = await server.infer('xgb', { inputs: { input__0: { datatype: 'FP32', shape: [reference.rows, reference.features], data: reference.x } } });
     expect(response.outputs.output__0!.shape).toEqual([reference.rows, 4]);
     expect(maxRelativeError(response.outputs.output__0!.data as Float32Array, reference.expected)).toBeLessThan(1e-6);
+    const classes = await server.infer('xgb_ubj', { inputs: { input__0: { datatype: 'FP32', shape: [reference.rows, reference.features], data: reference.x } } });
+    const argmax = (r: number) => {
+      const row = Array.from(reference.expected.subarray(r * 4, r * 4 + 4));
+      return row.indexOf(Math.max(...row));
+    };
+    expect(Array.from(classes.outputs.output__0!.data as Float32Array)).toEqual(Array.from({ length: reference.rows }, (_, r) => argmax(r)));
   });
 
   it('reads the legacy binary when the config names no model_type', async () => {
@@ -117,6 +140,6 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost models', () 
   });
 
   it('names the conversion for a format it does not read', async () => {
-    await expect(server.loadModel('legacy')).rejects.toMatchObject({ code: 'UNSUPPORTED', message: expect.stringMatching(/xgboost_ubj.*save_model\('xgboost.json'\)/) });
+    await expect(server.loadModel('legacy')).rejects.toMatchObject({ code: 'UNSUPPORTED', message: expect.stringMatching(/treelite_checkpoint.*XGBoost JSON or a LightGBM model.txt/) });
   });
 });

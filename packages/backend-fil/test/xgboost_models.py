@@ -1,9 +1,9 @@
-"""Writes random forests in XGBoost's JSON model format and its legacy binary format
+"""Writes random forests in XGBoost's JSON model format, its UBJSON form and its legacy binary format
 (xgboost itself is not installable here) with predictions by an independent
 evaluator: a recursive walk of the JSON, following XGBoost's documented rules (go left
 when x < split_condition, in float32; NaN goes the default_left way; sum leaves, add the
 base margin, apply the objective). Per case, in argv[1]/<name>: xgboost.json,
-xgboost.model, x.f32, expected.f64; the list of cases in argv[1]/cases.json."""
+xgboost.ubj, xgboost.model, x.f32, expected.f64; the list of cases in argv[1]/cases.json."""
 import json
 import math
 import os
@@ -62,6 +62,31 @@ def leaf(tree, row):
 
 def pascal(text):
     return struct.pack("<Q", len(text)) + text.encode()
+
+
+def ubjson(value, key=None):
+    """UBJSON as XGBoost writes it: big-endian, typed arrays for number lists."""
+    if isinstance(value, dict):
+        return b"{" + b"".join(ubj_string(k) + ubjson(v, k) for k, v in value.items()) + b"}"
+    if isinstance(value, bool):
+        return b"T" if value else b"F"
+    if isinstance(value, int):
+        return b"L" + struct.pack(">q", value)
+    if isinstance(value, float):
+        return b"D" + struct.pack(">d", value)
+    if isinstance(value, str):
+        return b"S" + ubj_string(value)
+    if value and all(isinstance(v, float) for v in value):
+        return b"[$d#L" + struct.pack(">q", len(value)) + struct.pack(f">{len(value)}f", *value)
+    if value and all(isinstance(v, int) for v in value):
+        kind = b"U" if key == "default_left" else b"l"
+        return b"[$" + kind + b"#L" + struct.pack(">q", len(value)) + struct.pack(f">{len(value)}{'B' if kind == b'U' else 'i'}", *value)
+    return b"[" + b"".join(ubjson(v) for v in value) + b"]"
+
+
+def ubj_string(text):
+    data = text.encode()
+    return b"l" + struct.pack(">i", len(data)) + data
 
 
 def legacy_binary(document):
@@ -129,6 +154,8 @@ def case(name, objective, num_class, base_score, trees_per_group=8, dart=False):
     os.makedirs(directory)
     with open(os.path.join(directory, "xgboost.json"), "w") as f:
         json.dump(document, f)
+    with open(os.path.join(directory, "xgboost.ubj"), "wb") as f:
+        f.write(ubjson(document))
     with open(os.path.join(directory, "xgboost.model"), "wb") as f:
         f.write(legacy_binary(document))
     x.tofile(os.path.join(directory, "x.f32"))
