@@ -1,11 +1,11 @@
 import { InferenceError, gatherBatchInput, scatterBatchOutputs } from '@tritium/core';
 import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core';
-import { predict } from './forest.js';
 import type { Forest } from './forest.js';
 import { loadForest, modelFilePath } from './model-file.js';
 import { outputWidth, shapeOutput } from './outputs.js';
 import { readParameters } from './parameters.js';
 import type { FilParameters } from './parameters.js';
+import { predictYielding } from './yielding-predict.js';
 
 /** FIL's tensor names. */
 export const INPUT_NAME = 'input__0';
@@ -39,19 +39,22 @@ export class FilModel implements BackendModel {
     return { execute: async (requests) => this.execute(requests) };
   }
 
-  private execute(requests: readonly BackendRequest[]): ExecuteResult {
-    if (!this.batching) return requests.map((request) => this.run(request.inputs[INPUT_NAME]!));
-    const output = this.run(gatherBatchInput(requests, INPUT_NAME));
-    return scatterBatchOutputs(requests, output);
+  private async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
+    if (!this.batching) {
+      const results: Array<Record<string, Tensor> | Error> = [];
+      for (const request of requests) results.push(await this.run(request.inputs[INPUT_NAME]!).catch((error: Error) => error));
+      return results;
+    }
+    return scatterBatchOutputs(requests, await this.run(gatherBatchInput(requests, INPUT_NAME)));
   }
 
-  private run(input: Tensor): Record<string, Tensor> {
+  private async run(input: Tensor): Promise<Record<string, Tensor>> {
     const features = this.forest.numFeatures;
     const rows = input.shape.slice(0, -1).reduce((a, b) => a * b, 1);
     if (input.datatype !== 'FP32' || input.shape.at(-1) !== features) {
       throw new InferenceError('INVALID_ARG', `model '${this.name}': ${INPUT_NAME} must be FP32 with ${features} features in its last dimension, got ${input.datatype} [${input.shape.join(',')}]`);
     }
-    const predictions = predict(this.forest, input.data as Float32Array, rows);
+    const predictions = await predictYielding(this.forest, input.data as Float32Array, rows);
     const data = shapeOutput(this.forest, this.parameters, this.width, predictions, rows);
     return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...input.shape.slice(0, -1), this.width], data } };
   }

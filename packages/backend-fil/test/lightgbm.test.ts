@@ -6,6 +6,7 @@ import { filBackend } from '@tritium/backend-fil';
 import { TempRepository } from '../../core/test/helpers/repository.js';
 import { predict } from '../src/forest.js';
 import { readLightGbm } from '../src/lightgbm.js';
+import { predictYielding } from '../src/yielding-predict.js';
 import { filConfig, maxRelativeError, referenceCases } from './helpers.js';
 import type { ReferenceCase } from './helpers.js';
 
@@ -21,6 +22,27 @@ describe.skipIf(cases.length === 0)('LightGBM model.txt against lightgbm.predict
     const predictions = predict(forest, reference.x, reference.rows);
     expect(predictions.length).toBe(reference.expected.length);
     expect(maxRelativeError(predictions, reference.expected)).toBeLessThan(1e-9);
+  });
+});
+
+describe.skipIf(cases.length === 0)('a large batch', () => {
+  it('is evaluated in slices that let the event loop turn, with the same results', async () => {
+    const reference = byName('multiclass');
+    const forest = readLightGbm(reference.modelText, 'model.txt');
+    const copies = 200;
+    const x = new Float32Array(reference.x.length * copies);
+    for (let i = 0; i < copies; i++) x.set(reference.x, i * reference.x.length);
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const predictions = await predictYielding(forest, x, reference.rows * copies);
+    counting = false;
+    expect(turns).toBeGreaterThan(1);
+    expect(predictions).toEqual(predict(forest, x, reference.rows * copies));
   });
 });
 
