@@ -21,7 +21,7 @@ const directory = await mkdtemp(join(tmpdir(), 'tritium-bench-fil-'));
 try {
   const script = fileURLToPath(new URL('./fil_reference.py', import.meta.url));
   const { stdout } = await promisify(execFile)('python3', [script, directory], { timeout: 300_000 });
-  const lightgbm = JSON.parse(stdout.trim().split('\n').at(-1)!) as { batch1: number; batch1024: number; trees: number };
+  const lightgbm = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'batch1' | 'batch1024' | 'batch1_1thread' | 'batch1024_1thread' | 'trees', number>;
   const modelText = await readFile(join(directory, 'model.txt'), 'utf8');
   const bytes = await readFile(join(directory, 'x.f32'));
   const x = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
@@ -52,12 +52,14 @@ parameters { key: "model_type" value { string_value: "lightgbm" } }
     };
     const served = await rate(viaServer);
     const evaluator = await rate(bare);
-    const reference = batch === 1 ? lightgbm.batch1 : lightgbm.batch1024;
+    const reference = lightgbm[`batch${batch}`];
+    const oneThread = lightgbm[`batch${batch}_1thread`];
     rows.push({
-      batch,
+      batch: String(batch),
       'server.infer rows/s': Math.round(served),
       'bare evaluator rows/s': Math.round(evaluator),
       'lightgbm.predict rows/s': Math.round(reference),
+      'lightgbm 1 thread rows/s': Math.round(oneThread),
       'server / lightgbm': (served / reference).toFixed(2),
     });
   }

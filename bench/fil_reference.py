@@ -1,7 +1,8 @@
 """The FIL benchmark's model and LightGBM's own figures: trains a 500-tree binary
 LightGBM model on 32 features, writes model.txt and a 1024-row input (x.f32) into
 argv[1], and prints JSON with LightGBM's predict() rows/s at batch 1 and 1024 (its
-compiled code, with its default threads: every core), medians of 5 rounds."""
+compiled code, with its default threads: every core; and with one thread), medians of
+5 rounds."""
 import json
 import os
 import sys
@@ -20,16 +21,22 @@ batch = x[:1024].astype(np.float64)
 x[:1024].tofile(os.path.join(out, "x.f32"))
 
 
-def rows_per_second(rows, calls):
+def rows_per_second(rows, calls, **options):
     data = batch[:rows]
-    booster.predict(data)
+    booster.predict(data, **options)
     rounds = []
     for _ in range(5):
         start = time.perf_counter()
         for _ in range(calls):
-            booster.predict(data)
+            booster.predict(data, **options)
         rounds.append(rows * calls / (time.perf_counter() - start))
     return sorted(rounds)[2]
 
 
-print(json.dumps({"batch1": rows_per_second(1, 300), "batch1024": rows_per_second(1024, 20), "trees": booster.num_trees()}))
+print(json.dumps({
+    "batch1": rows_per_second(1, 300),
+    "batch1024": rows_per_second(1024, 20),
+    "batch1_1thread": rows_per_second(1, 300, num_threads=1),
+    "batch1024_1thread": rows_per_second(1024, 20, num_threads=1),
+    "trees": booster.num_trees(),
+}))
