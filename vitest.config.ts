@@ -12,6 +12,7 @@ export default defineConfig({
       '@tritium/backend-onnx': src('backend-onnx'),
       '@tritium/backend-python': src('backend-python'),
       '@tritium/backend-pytorch': src('backend-pytorch'),
+      '@tritium/backend-fil': src('backend-fil'),
       '@tritium/frontend': src('frontend'),
     },
   },

@@ -10,6 +10,7 @@ const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {
   onnxruntime: '@tritium/backend-onnx',
   python: '@tritium/backend-python',
   tensorflow: '@tritium/backend-python',
+  fil: '@tritium/backend-fil',
   tensorrt: '@tritium/backend-tensorrt',
   pytorch: '@tritium/backend-pytorch',
 };

@@ -1,0 +1,81 @@
+import { InferenceError, gatherBatchInput, scatterBatchOutputs } from '@tritium/core';
+import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core';
+import type { Forest } from './forest.js';
+import { loadForest, modelFilePath } from './model-file.js';
+import { outputWidth, shapeOutput } from './outputs.js';
+import { readParameters } from './parameters.js';
+import type { FilParameters } from './parameters.js';
+import { predictYielding } from './yielding-predict.js';
+
+/** FIL's tensor names. */
+export const INPUT_NAME = 'input__0';
+export const OUTPUT_NAME = 'output__0';
+
+/** A loaded forest; its instances share it (it is read-only). */
+export class FilModel implements BackendModel {
+  readonly description: string;
+
+  private constructor(
+    private readonly name: string,
+    private readonly forest: Forest,
+    private readonly parameters: FilParameters,
+    private readonly batching: boolean,
+    /** Values per row of output__0. */
+    private readonly width: number,
+  ) {
+    this.description = `FIL (TypeScript): ${parameters.modelType}, ${forest.roots.length} trees, ${forest.numFeatures} features`;
+  }
+
+  static async load(context: ModelContext): Promise<FilModel> {
+    const { config, logger } = context;
+    const parameters = readParameters(config, logger);
+    const path = modelFilePath(context.versionDirectory, parameters.modelType, config.default_model_filename);
+    const forest = await loadForest(path, parameters.modelType, parameters.allowUnknownField);
+    const width = checkTensors(config, forest, parameters);
+    return new FilModel(context.name, forest, parameters, config.max_batch_size > 0, width);
+  }
+
+  async createInstance(): Promise<BackendInstance> {
+    return { execute: async (requests) => this.execute(requests) };
+  }
+
+  private async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
+    if (!this.batching) {
+      const results: Array<Record<string, Tensor> | Error> = [];
+      for (const request of requests) results.push(await this.run(request.inputs[INPUT_NAME]!).catch((error: Error) => error));
+      return results;
+    }
+    return scatterBatchOutputs(requests, await this.run(gatherBatchInput(requests, INPUT_NAME)));
+  }
+
+  private async run(input: Tensor): Promise<Record<string, Tensor>> {
+    const features = this.forest.numFeatures;
+    const rows = input.shape.slice(0, -1).reduce((a, b) => a * b, 1);
+    if (input.datatype !== 'FP32' || input.shape.at(-1) !== features) {
+      throw new InferenceError('INVALID_ARG', `model '${this.name}': ${INPUT_NAME} must be FP32 with ${features} features in its last dimension, got ${input.datatype} [${input.shape.join(',')}]`);
+    }
+    const predictions = await predictYielding(this.forest, input.data as Float32Array, rows);
+    const data = shapeOutput(this.forest, this.parameters, this.width, predictions, rows);
+    return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...input.shape.slice(0, -1), this.width], data } };
+  }
+}
+
+/** FIL's contract: one FP32 input of the model's feature count, one FP32 output of its width; returns that width. */
+function checkTensors(config: NormalizedModelConfig, forest: Forest, parameters: FilParameters): number {
+  const fail = (problem: string) => new InferenceError('INVALID_ARG', `model '${config.name}': ${problem}`);
+  const [input] = config.input;
+  const [output] = config.output;
+  if (config.input.length !== 1 || input!.name !== INPUT_NAME) throw fail(`a FIL model has one input, '${INPUT_NAME}'`);
+  if (config.output.length !== 1 || output!.name !== OUTPUT_NAME) throw fail(`a FIL model has one output, '${OUTPUT_NAME}'`);
+  for (const tensor of [input!, output!]) {
+    if (tensor.data_type !== 'TYPE_FP32') throw fail(`'${tensor.name}' is ${tensor.data_type}; FIL takes and gives TYPE_FP32 only`);
+  }
+  const expect = (dims: number[], last: number, what: string) => {
+    const n = dims.at(-1);
+    if (n !== undefined && n !== -1 && n !== last) throw fail(`${what} has last dimension ${n}, but the model has ${last}`);
+  };
+  expect(input!.dims, forest.numFeatures, `'${INPUT_NAME}' (features)`);
+  const width = outputWidth(forest, parameters, output!.dims.at(-1) ?? -1);
+  expect(output!.dims, width, `'${OUTPUT_NAME}' (${parameters.isClassifier ? (parameters.predictProba ? 'class probabilities' : 'the class') : 'predictions'})`);
+  return width;
+}

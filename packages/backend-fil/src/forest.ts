@@ -1,0 +1,204 @@
+import { corruptModel } from './model-error.js';
+
+/*
+ * A forest as flat typed arrays (no object per node), shared by every model format.
+ * Node i takes two slots of `nodes`: (feature << 4 | flags), or -1 for a leaf, and the
+ * index of its left child; its right child follows the left one, so a tree's
+ * siblings sit side by side. threshold[i] is a split's threshold (a row goes left
+ * when its value is <= it, after the missing-value rules in the flags) or a leaf's
+ * value. Categorical nodes test a bitset instead.
+ */
+
+/** A NaN goes down the node's default side (else it is compared as 0). */
+export const NAN_IS_MISSING = 1;
+/** The default side is left. */
+export const DEFAULT_LEFT = 2;
+/** A zero (|x| <= 1e-35, and a NaN read as 0) goes down the default side (LightGBM's zero_as_missing). */
+export const ZERO_IS_MISSING = 4;
+/** The node tests membership of a category set: member goes left, others (and NaN, negatives) right. */
+export const CATEGORICAL = 8;
+const FLAG_BITS = 4;
+
+/** LightGBM's kZeroThreshold. */
+const ZERO_THRESHOLD = 1e-35;
+
+export type OutputTransform = 'identity' | 'sigmoid' | 'softmax' | 'exp' | 'square';
+
+export interface Forest {
+  readonly numFeatures: number;
+  /** Output groups: 1 for regression and binary, the class count for multi-class. */
+  readonly numGroups: number;
+  readonly roots: Int32Array;
+  /** The group each tree adds to. */
+  readonly treeGroup: Int32Array;
+  readonly nodes: Int32Array;
+  readonly threshold: Float64Array;
+  /** For a categorical node, threshold holds k: its bitset is categoryBits[categoryBounds[k] .. categoryBounds[k + 1]). */
+  readonly categoryBounds: Int32Array;
+  readonly categoryBits: Uint32Array;
+  /** Added to every group's sum before the transform. */
+  readonly baseScore: number;
+  /** Divide each group's sum by its tree count (random-forest mode). */
+  readonly average: boolean;
+  readonly transform: OutputTransform;
+  /** The sigmoid's slope (LightGBM's `sigmoid:` objective argument). */
+  readonly sigmoidAlpha: number;
+}
+
+/** What a reader gives besides the trees. */
+export type ForestInfo = Omit<Forest, 'roots' | 'treeGroup' | 'nodes' | 'threshold'>;
+
+/**
+ * Growable node arrays a format's reader fills tree by tree, one field per array and
+ * children anywhere; build() lays the trees out compactly.
+ */
+export class ForestBuilder {
+  private count = 0;
+  private capacity = 1024;
+  feature = new Int32Array(this.capacity);
+  threshold = new Float64Array(this.capacity);
+  left = new Int32Array(this.capacity);
+  right = new Int32Array(this.capacity);
+  flags = new Uint8Array(this.capacity);
+  value = new Float64Array(this.capacity);
+  private readonly roots: number[] = [];
+  private readonly treeGroup: number[] = [];
+
+  /** Reserves `n` nodes, leaves until set, for a new tree of the given group; returns the index of its first node (its root). */
+  addTree(n: number, group: number): number {
+    while (this.count + n > this.capacity) this.grow();
+    const base = this.count;
+    this.count += n;
+    this.roots.push(base);
+    this.treeGroup.push(group);
+    this.feature.fill(-1, base, this.count);
+    return base;
+  }
+
+  /** Lays each tree out breadth first with siblings side by side; a node reached twice (a cycle) fails the model. */
+  build(info: ForestInfo, file: string): Forest {
+    const placed = new Int32Array(this.count).fill(-1);
+    const order: number[] = [];
+    const roots = this.roots.map((root) => {
+      const first = order.length;
+      placed[root] = order.length;
+      order.push(root);
+      for (let i = first; i < order.length; i++) {
+        const node = order[i]!;
+        if (this.feature[node]! < 0) continue;
+        for (const child of [this.left[node]!, this.right[node]!]) {
+          if (placed[child] !== -1) throw corruptModel(file, `its nodes do not form trees (node ${child - root} of a tree is reached twice)`);
+          placed[child] = order.length;
+          order.push(child);
+        }
+      }
+      return first;
+    });
+    if (this.feature.some((f) => f >= 2 ** (31 - FLAG_BITS))) throw corruptModel(file, `a split's feature index is over ${2 ** (31 - FLAG_BITS)}`);
+    const nodes = new Int32Array(order.length * 2);
+    const threshold = new Float64Array(order.length);
+    order.forEach((node, i) => {
+      const feature = this.feature[node]!;
+      nodes[2 * i] = feature < 0 ? -1 : (feature << FLAG_BITS) | this.flags[node]!;
+      nodes[2 * i + 1] = feature < 0 ? 0 : placed[this.left[node]!]!;
+      threshold[i] = feature < 0 ? this.value[node]! : this.threshold[node]!;
+    });
+    return { ...info, roots: Int32Array.from(roots), treeGroup: Int32Array.from(this.treeGroup), nodes, threshold };
+  }
+
+  private grow(): void {
+    this.capacity *= 2;
+    const grown = <T extends Int32Array | Float64Array | Uint8Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(this.capacity);
+      b.set(a);
+      return b;
+    };
+    this.feature = grown(this.feature);
+    this.threshold = grown(this.threshold);
+    this.left = grown(this.left);
+    this.right = grown(this.right);
+    this.flags = grown(this.flags);
+    this.value = grown(this.value);
+  }
+}
+
+/** The value of the leaf a row (features at `x[offset ..]`) reaches in the tree rooted at `node`. */
+function leafValue(nodes: Int32Array, threshold: Float64Array, forest: Forest, node: number, x: Float32Array, offset: number): number {
+  let packed = nodes[2 * node]!;
+  while (packed >= 0) {
+    const v = x[offset + (packed >>> FLAG_BITS)]!;
+    const t = threshold[node]!;
+    const left = nodes[2 * node + 1]!;
+    // The common case first: a plain split on a number; NaN fails both comparisons.
+    if (packed & (CATEGORICAL | ZERO_IS_MISSING)) node = goesLeft(forest, packed, v, t) ? left : left + 1;
+    else if (v <= t) node = left;
+    else if (v > t) node = left + 1;
+    else if (packed & NAN_IS_MISSING) node = packed & DEFAULT_LEFT ? left : left + 1;
+    else node = 0 <= t ? left : left + 1;
+    packed = nodes[2 * node]!;
+  }
+  return threshold[node]!;
+}
+
+/** Categorical and zero-as-missing splits, as LightGBM decides them. */
+function goesLeft(forest: Forest, packed: number, v: number, t: number): boolean {
+  if (packed & CATEGORICAL) return inCategorySet(forest, t, v);
+  const x = v !== v ? 0 : v;
+  if (Math.abs(x) <= ZERO_THRESHOLD) return (packed & DEFAULT_LEFT) !== 0;
+  return x <= t;
+}
+
+function inCategorySet(forest: Forest, k: number, v: number): boolean {
+  if (!(v >= 0)) return false;
+  const category = Math.trunc(v);
+  const word = forest.categoryBounds[k]! + (category >>> 5);
+  if (category >= 2 ** 31 || word >= forest.categoryBounds[k + 1]!) return false;
+  return ((forest.categoryBits[word]! >>> (category & 31)) & 1) === 1;
+}
+
+/** Rows evaluated together tree by tree, so a tree's nodes stay in cache across them. */
+const ROW_BLOCK = 64;
+
+/**
+ * The forest's transformed predictions for `rows` rows of `x` (row-major, numFeatures
+ * per row): numGroups values per row.
+ */
+export function predict(forest: Forest, x: Float32Array, rows: number): Float64Array {
+  const { numGroups, numFeatures, roots, treeGroup, nodes, threshold } = forest;
+  const out = new Float64Array(rows * numGroups);
+  const trees = roots.length;
+  for (let start = 0; start < rows; start += ROW_BLOCK) {
+    const end = Math.min(rows, start + ROW_BLOCK);
+    for (let t = 0; t < trees; t++) {
+      const root = roots[t]!;
+      const group = treeGroup[t]!;
+      for (let r = start; r < end; r++) out[r * numGroups + group]! += leafValue(nodes, threshold, forest, root, x, r * numFeatures);
+    }
+  }
+  finish(forest, out, rows);
+  return out;
+}
+
+function finish(forest: Forest, out: Float64Array, rows: number): void {
+  const { numGroups, baseScore, transform, sigmoidAlpha } = forest;
+  const perGroup = forest.average ? forest.roots.length / numGroups : 1;
+  for (let i = 0; i < out.length; i++) out[i] = out[i]! / perGroup + baseScore;
+  if (transform === 'softmax') {
+    for (let r = 0; r < rows; r++) softmax(out, r * numGroups, numGroups);
+    return;
+  }
+  for (let i = 0; i < out.length; i++) {
+    const v = out[i]!;
+    if (transform === 'sigmoid') out[i] = 1 / (1 + Math.exp(-sigmoidAlpha * v));
+    else if (transform === 'exp') out[i] = Math.exp(v);
+    else if (transform === 'square') out[i] = Math.sign(v) * v * v;
+  }
+}
+
+function softmax(out: Float64Array, start: number, n: number): void {
+  let max = -Infinity;
+  for (let i = start; i < start + n; i++) max = Math.max(max, out[i]!);
+  let sum = 0;
+  for (let i = start; i < start + n; i++) sum += out[i] = Math.exp(out[i]! - max);
+  for (let i = start; i < start + n; i++) out[i] = out[i]! / sum;
+}

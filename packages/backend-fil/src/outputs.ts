@@ -1,0 +1,40 @@
+import type { Forest } from './forest.js';
+import type { FilParameters } from './parameters.js';
+
+/*
+ * Triton FIL's output__0 from the forest's predictions: a regressor returns them as
+ * they are; a classifier returns class probabilities with predict_proba, else the
+ * class: p > threshold for binary, argmax for multi-class. A binary model's
+ * probabilities are [1 - p, p] (FIL's QA configs: dims [2]), or p alone where the
+ * config's output has dims [1] (FIL's docs: "a single class").
+ */
+
+/** Values per row of output__0, given the last dimension the config declares (-1: any). */
+export function outputWidth(forest: Forest, parameters: FilParameters, declared: number): number {
+  if (!parameters.isClassifier) return forest.numGroups;
+  if (!parameters.predictProba) return 1;
+  if (forest.numGroups > 1) return forest.numGroups;
+  return declared === 1 ? 1 : 2;
+}
+
+export function shapeOutput(forest: Forest, parameters: FilParameters, width: number, predictions: Float64Array, rows: number): Float32Array {
+  const groups = forest.numGroups;
+  if (!parameters.isClassifier || (parameters.predictProba && width === groups)) return Float32Array.from(predictions);
+  const out = new Float32Array(rows * width);
+  for (let r = 0; r < rows; r++) {
+    if (groups === 1) {
+      const p = predictions[r]!;
+      if (parameters.predictProba) out.set([1 - p, p], r * 2);
+      else out[r] = p > parameters.threshold ? 1 : 0;
+    } else {
+      out[r] = argmax(predictions, r * groups, groups);
+    }
+  }
+  return out;
+}
+
+function argmax(values: Float64Array, start: number, n: number): number {
+  let best = 0;
+  for (let i = 1; i < n; i++) if (values[start + i]! > values[start + best]!) best = i;
+  return best;
+}

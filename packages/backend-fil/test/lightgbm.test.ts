@@ -1,0 +1,165 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferenceServer } from '@tritium/core';
+import { filBackend } from '@tritium/backend-fil';
+import { TempRepository } from '../../core/test/helpers/repository.js';
+import { predict } from '../src/forest.js';
+import { readLightGbm } from '../src/lightgbm.js';
+import { predictYielding } from '../src/yielding-predict.js';
+import { filConfig, maxRelativeError, referenceCases } from './helpers.js';
+import type { ReferenceCase } from './helpers.js';
+
+const references = await referenceCases('lightgbm_models.py', ['model.txt'], 'python3 with lightgbm');
+if ('missing' in references) console.log(`skipping LightGBM reference tests: ${references.missing}`);
+const cases = 'cases' in references ? references.cases : [];
+const byName = (name: string) => cases.find((c) => c.name === name)!;
+
+describe.skipIf(cases.length === 0)('LightGBM model.txt against lightgbm.predict', () => {
+  it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, reference: ReferenceCase) => {
+    const forest = readLightGbm(reference.modelText, 'model.txt');
+    expect(forest.numFeatures).toBe(reference.features);
+    const predictions = predict(forest, reference.x, reference.rows);
+    expect(predictions.length).toBe(reference.expected.length);
+    expect(maxRelativeError(predictions, reference.expected)).toBeLessThan(1e-9);
+  });
+});
+
+describe.skipIf(cases.length === 0)('a large batch', () => {
+  it('is evaluated in slices that let the event loop turn, with the same results', async () => {
+    const reference = byName('multiclass');
+    const forest = readLightGbm(reference.modelText, 'model.txt');
+    const copies = 200;
+    const x = new Float32Array(reference.x.length * copies);
+    for (let i = 0; i < copies; i++) x.set(reference.x, i * reference.x.length);
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const predictions = await predictYielding(forest, x, reference.rows * copies);
+    counting = false;
+    expect(turns).toBeGreaterThan(1);
+    expect(predictions).toEqual(predict(forest, x, reference.rows * copies));
+  });
+});
+
+describe.skipIf(cases.length === 0)('a Triton repository of LightGBM models', () => {
+  let repository: TempRepository;
+  let server: InferenceServer;
+  const model = async (name: string, reference: ReferenceCase, outputWidth: number, parameters: Record<string, string> = {}, extra = '') => {
+    const directory = join(repository.path, name);
+    await mkdir(join(directory, '1'), { recursive: true });
+    await writeFile(join(directory, 'config.pbtxt'), filConfig({ name, modelType: 'lightgbm', features: reference.features, outputWidth, parameters, extra }));
+    await writeFile(join(directory, '1', 'model.txt'), reference.modelText);
+  };
+  const infer = async (name: string, x: Float32Array, rows: number) => {
+    const response = await server.infer(name, { inputs: { input__0: { datatype: 'FP32', shape: [rows, x.length / rows], data: x } } });
+    return response.outputs.output__0!;
+  };
+
+  beforeAll(async () => {
+    repository = await TempRepository.create();
+    await model('regression', byName('regression'), 1);
+    await model('multiclass_proba', byName('multiclass'), 3, { is_classifier: 'true', predict_proba: 'true' });
+    await model('multiclass_class', byName('multiclass'), 1, { output_class: 'true' });
+    await model('binary_proba', byName('binary'), 2, { is_classifier: 'true', predict_proba: 'true' });
+    await model('binary_class', byName('binary'), 1, { is_classifier: 'true', threshold: '0.3', algo: 'TREE_REORG' });
+    await model('binary_single', byName('binary'), 1, { is_classifier: 'true', predict_proba: 'true' });
+    await model('batched', byName('regression'), 1, {}, 'dynamic_batching { max_queue_delay_microseconds: 20000 }');
+    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['regression', 'multiclass_proba', 'multiclass_class', 'binary_proba', 'binary_class', 'binary_single', 'batched'], backends: [filBackend()], logger: { error() {}, warn() {}, info() {}, verbose() {} } });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await repository?.remove();
+  });
+
+  it('serves regression predictions as LightGBM computes them', async () => {
+    const reference = byName('regression');
+    const output = await infer('regression', reference.x, reference.rows);
+    expect(output.shape).toEqual([reference.rows, 1]);
+    expect(maxRelativeError(output.data as Float32Array, reference.expected)).toBeLessThan(1e-6);
+  });
+
+  it('gives class probabilities, or the class, as FIL does', async () => {
+    const multi = byName('multiclass');
+    const proba = await infer('multiclass_proba', multi.x, multi.rows);
+    expect(proba.shape).toEqual([multi.rows, 3]);
+    expect(maxRelativeError(proba.data as Float32Array, multi.expected)).toBeLessThan(1e-6);
+    const classes = (await infer('multiclass_class', multi.x, multi.rows)).data as Float32Array;
+    for (let r = 0; r < multi.rows; r++) {
+      const row = Array.from(multi.expected.subarray(r * 3, r * 3 + 3));
+      expect(classes[r]).toBe(row.indexOf(Math.max(...row)));
+    }
+    const binary = byName('binary');
+    const pair = (await infer('binary_proba', binary.x, binary.rows)).data as Float32Array;
+    const decided = (await infer('binary_class', binary.x, binary.rows)).data as Float32Array;
+    const single = await infer('binary_single', binary.x, binary.rows);
+    expect(single.shape).toEqual([binary.rows, 1]);
+    expect(maxRelativeError(single.data as Float32Array, binary.expected)).toBeLessThan(1e-6);
+    for (let r = 0; r < binary.rows; r++) {
+      const p = binary.expected[r]!;
+      expect(pair[2 * r + 1]).toBeCloseTo(p, 6);
+      expect(pair[2 * r]).toBeCloseTo(1 - p, 6);
+      expect(decided[r]).toBe(p > 0.3 ? 1 : 0);
+    }
+  });
+
+  it('serves a model without batching, one row per request', async () => {
+    const reference = byName('regression');
+    await model('unbatched', reference, 1, {}, '');
+    await writeFile(join(repository.path, 'unbatched', 'config.pbtxt'), filConfig({ name: 'unbatched', modelType: 'lightgbm', features: 5, outputWidth: 1, maxBatchSize: 0 }));
+    await server.loadModel('unbatched');
+    const response = await server.infer('unbatched', { inputs: { input__0: { datatype: 'FP32', shape: [5], data: reference.x.slice(5, 10) } } });
+    expect(response.outputs.output__0!.shape).toEqual([1]);
+    expect(maxRelativeError(response.outputs.output__0!.data as Float32Array, reference.expected.subarray(1, 2))).toBeLessThan(1e-6);
+  });
+
+  it('batches single rows under the dynamic batcher with the same results', async () => {
+    const reference = byName('regression');
+    const rows = Array.from({ length: 40 }, (_, r) => infer('batched', reference.x.slice(r * 5, r * 5 + 5), 1));
+    const outputs = await Promise.all(rows);
+    const values = outputs.map((o) => (o.data as Float32Array)[0]!);
+    expect(maxRelativeError(values, reference.expected.subarray(0, 40))).toBeLessThan(1e-6);
+    const stats = (await server.statistics('batched')).model_stats[0]!;
+    expect(stats.execution_count).toBeLessThan(40);
+  });
+
+  it('refuses inputs of the wrong datatype or shape and keeps serving', async () => {
+    await expect(server.infer('regression', { inputs: { input__0: { datatype: 'INT32', shape: [1, 5], data: new Int32Array(5) } } })).rejects.toMatchObject({ code: 'INVALID_ARG' });
+    await expect(server.infer('regression', { inputs: { input__0: { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) } } })).rejects.toMatchObject({ code: 'INVALID_ARG' });
+    const reference = byName('regression');
+    expect(maxRelativeError((await infer('regression', reference.x.slice(0, 5), 1)).data as Float32Array, reference.expected.subarray(0, 1))).toBeLessThan(1e-6);
+  });
+
+  it('fails to load a corrupt or mismatched model with a clear reason', async () => {
+    const reference = byName('regression');
+    await model('corrupt', reference, 1);
+    await writeFile(join(repository.path, 'corrupt', '1', 'model.txt'), reference.modelText.replace(/^threshold=.*$/m, 'threshold=1 oops'));
+    await expect(server.loadModel('corrupt')).rejects.toThrow(/threshold/);
+    await writeFile(join(repository.path, 'corrupt', '1', 'model.txt'), reference.modelText.slice(0, 300));
+    await expect(server.loadModel('corrupt')).rejects.toThrow(/end of trees/);
+    await model('wrong_width', reference, 3);
+    await expect(server.loadModel('wrong_width')).rejects.toThrow(/output__0.*last dimension 3.*1/);
+    await model('wrong_type', reference, 1, { model_type: 'catboost' });
+    await expect(server.loadModel('wrong_type')).rejects.toThrow(/model_type/);
+  });
+
+  it('unloads and reloads a model without growing memory', async () => {
+    const reference = byName('regression');
+    await model('cycled', reference, 1);
+    const cycle = async () => {
+      await server.loadModel('cycled');
+      await infer('cycled', reference.x, reference.rows);
+      await server.unloadModel('cycled');
+    };
+    for (let i = 0; i < 5; i++) await cycle();
+    global.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 50; i++) await cycle();
+    global.gc?.();
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(20 * 1024 * 1024);
+  });
+});
