@@ -2,7 +2,7 @@
  * The FIL backend against LightGBM's own predict() in Python: a 500-tree binary
  * LightGBM model on 32 features, rows/s at batch 1 and batch 1024, through
  * server.infer() and the bare evaluator (no server), medians of 5 rounds.
- * Needs python3 with lightgbm. Run: npx tsx bench/fil.ts
+ * Needs python3 with lightgbm. Run: npx -y pnpm@10.34.9 bench:fil
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
