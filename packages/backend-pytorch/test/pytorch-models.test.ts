@@ -138,7 +138,7 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     const timer = setInterval(() => ticks++, 5);
     const started = performance.now();
     try {
-      await server.infer('slow', { inputs: { ROUNDS__0: { datatype: 'INT64', shape: [1], data: new BigInt64Array([40n]) } } });
+      await server.infer('slow', { inputs: { ROUNDS__0: { datatype: 'INT64', shape: [1], data: new BigInt64Array([400n]) } } });
     } finally {
       clearInterval(timer);
     }
