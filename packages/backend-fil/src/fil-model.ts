@@ -1,4 +1,4 @@
-import { InferenceError, gatherBatchInput, scatterBatchOutputs } from '@tritium/core';
+import { InferenceError, elementCount, gatherBatchInput, scatterBatchOutputs } from '@tritium/core';
 import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core';
 import type { Forest } from './forest.js';
 import { loadForest, modelFilePath } from './model-file.js';
@@ -50,7 +50,7 @@ export class FilModel implements BackendModel {
 
   private async run(input: Tensor): Promise<Record<string, Tensor>> {
     const features = this.forest.numFeatures;
-    const rows = input.shape.slice(0, -1).reduce((a, b) => a * b, 1);
+    const rows = elementCount(input.shape.slice(0, -1));
     if (input.datatype !== 'FP32' || input.shape.at(-1) !== features) {
       throw new InferenceError('INVALID_ARG', `model '${this.name}': ${INPUT_NAME} must be FP32 with ${features} features in its last dimension, got ${input.datatype} [${input.shape.join(',')}]`);
     }

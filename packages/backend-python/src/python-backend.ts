@@ -48,8 +48,7 @@ export function pythonBackend(options: PythonBackendOptions = {}): Backend {
 
     async createModel(context: ModelContext): Promise<BackendModel> {
       requireSharedMemory(context.name);
-      const modelFileExists = await access(context.modelPath).then(() => true, () => false);
-      if (!modelFileExists) throw new InferenceError('UNAVAILABLE', `model '${context.name}': unable to find '${context.modelPath}'`);
+      await requireModelFile(context.name, context.modelPath);
       const instanceOptions: PythonInstanceOptions = {
         environment: await environmentFor(context.config, context),
         modelFile: context.modelPath,
@@ -87,4 +86,9 @@ export async function autoComplete(config: ModelConfig, spec: Parameters<typeof 
   } finally {
     await stub.stop(5_000);
   }
+}
+
+/** A model's file (model.py) or directory (model.savedmodel) must exist: checked without reading it. */
+export async function requireModelFile(model: string, path: string): Promise<void> {
+  if (!(await access(path).then(() => true, () => false))) throw new InferenceError('UNAVAILABLE', `model '${model}': unable to find '${path}'`);
 }

@@ -1,8 +1,7 @@
-import { access } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { InferenceError, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
 import { CustomMetrics } from './custom-metrics.js';
-import { autoComplete, requireSharedMemory, type PythonBackendOptions } from './python-backend.js';
+import { autoComplete, requireModelFile, requireSharedMemory, type PythonBackendOptions } from './python-backend.js';
 import { pythonEnvironment, type PythonEnvironment } from './python-environment.js';
 import { PythonInstance } from './python-instance.js';
 
@@ -40,13 +39,13 @@ export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
     async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
       const completed = { ...config, backend: 'tensorflow', platform: config.platform || SAVEDMODEL_PLATFORM };
       if (isComplete(completed)) return completed;
-      await requireModelDirectory(config.name ?? '', files.modelPath);
+      await requireModelFile(config.name ?? '', files.modelPath);
       const label = `model '${config.name}'`;
       return autoComplete(completed, { environment: await environmentFor(completed, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs });
     },
 
     async createModel(context: ModelContext): Promise<BackendModel> {
-      await requireModelDirectory(context.name, context.modelPath);
+      await requireModelFile(context.name, context.modelPath);
       const environment = await environmentFor(context.config, context);
       const instanceOptions = { environment, modelFile: SAVEDMODEL_RUNNER, metrics, startTimeoutMs, finalizeTimeoutMs };
       return {
@@ -74,8 +73,4 @@ function requireSavedModelPlatform(config: ModelConfig): void {
       `model '${config.name}': platform '${config.platform}' is not served by the tensorflow backend, only '${SAVEDMODEL_PLATFORM}': convert the model to a SavedModel`,
     );
   }
-}
-
-async function requireModelDirectory(model: string, path: string): Promise<void> {
-  if (!(await access(path).then(() => true, () => false))) throw new InferenceError('UNAVAILABLE', `model '${model}': unable to find '${path}'`);
 }

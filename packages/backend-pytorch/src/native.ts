@@ -51,7 +51,7 @@ export interface TorchAddon {
 // src/native.ts under vitest and tsx, dist/index.{js,cjs} once built: both one level
 // below the package root, where cmake-js puts build/Release.
 const ADDON_URL = new URL('../build/Release/torchscript.node', import.meta.url);
-export const INSTALL_HINT =
+const INSTALL_HINT =
   'install the torch Python package (`pip install torch`; the CPU wheel will do), cmake and a C++ compiler, then run `pnpm --filter @tritium/backend-pytorch build:native`';
 
 let addon: TorchAddon | undefined;

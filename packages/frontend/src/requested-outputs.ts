@@ -36,13 +36,18 @@ export function outputRequest(name: string, parameters: WireParameters | undefin
   return { name, classification: count, sharedMemory };
 }
 
+/** Whether any requested output asks for more than its tensor (classification, or shared memory). */
+export function needsDelivery(requested: readonly OutputRequest[] | undefined): boolean {
+  return requested?.some((r) => r.classification !== undefined || r.sharedMemory !== undefined) === true;
+}
+
 /**
  * The response's outputs as they are, when the client asked nothing of them (no
  * classification, no shared memory): the common case, answered without waiting.
  * Undefined otherwise, for deliverOutputs.
  */
 export function plainOutputs(response: InferResponse, requested: readonly OutputRequest[] | undefined): DeliveredOutput[] | undefined {
-  if (requested?.some((r) => r.classification !== undefined || r.sharedMemory)) return undefined;
+  if (needsDelivery(requested)) return undefined;
   return Object.entries(response.outputs).map(([name, tensor]) => ({ name, tensor }));
 }
 

@@ -32,10 +32,10 @@ export class EnsembleScheduler implements Scheduler {
   private readonly running = new Set<InferenceRequest>();
   private idleWaiters: Array<() => void> = [];
   private readonly steps: readonly Step[];
-  /** Per step, read once: the ensemble tensors it reads, its maps as entries, its model's output names. */
-  private readonly plans: ReadonlyArray<{ reads: string[]; inputs: Array<[string, string]>; outputs: Array<[string, string]>; outputNames: string[] }>;
-  /** Per step, the steps that read (directly or not) what it makes. */
-  private readonly downstream: ReadonlyArray<ReadonlySet<number>>;
+  /** Per step, read once: the ensemble tensors it reads, its maps as entries, its model's output names, the version it names. */
+  private readonly plans: ReadonlyArray<{ reads: string[]; inputs: Array<[string, string]>; outputs: Array<[string, string]>; outputNames: string[]; modelVersion: number | undefined }>;
+  /** Per step, the steps that do not read (directly or not) what it makes: a decoupled step's flow counts them as done. */
+  private readonly notDownstream: ReadonlyArray<readonly number[]>;
   private readonly decoupledMembers = new Map<string, boolean>();
   /** Per step, its requests in flight across all of the ensemble's requests, and those waiting for a place (max_inflight_requests). */
   private readonly inflight: Array<{ count: number; waiting: Array<() => void> }>;
@@ -49,8 +49,12 @@ export class EnsembleScheduler implements Scheduler {
       inputs: Object.entries(step.input_map),
       outputs: Object.entries(step.output_map),
       outputNames: Object.keys(step.output_map),
+      modelVersion: Number(step.model_version) > 0 ? Number(step.model_version) : undefined,
     }));
-    this.downstream = this.steps.map((_, i) => downstreamOf(this.steps, i));
+    this.notDownstream = this.steps.map((_, i) => {
+      const downstream = downstreamOf(this.steps, i);
+      return this.steps.map((_, j) => j).filter((j) => !downstream.has(j));
+    });
     this.inflight = this.steps.map(() => ({ count: 0, waiting: [] }));
     this.inflightLimit = Number(scheduling.max_inflight_requests) || Infinity;
   }
@@ -120,8 +124,7 @@ export class EnsembleScheduler implements Scheduler {
           started.add(i);
           inFlight++;
           const fork = (outputs: ReadonlyMap<string, Tensor>) => {
-            const others = this.steps.map((_, j) => j).filter((j) => !this.downstream[i]!.has(j));
-            forks.push(this.flow(request, new Map([...tensors, ...outputs]), new Set(others), running, emit));
+            forks.push(this.flow(request, new Map([...tensors, ...outputs]), new Set(this.notDownstream[i]), running, emit));
           };
           this.runStep(step, i, tensors, request, running, fork).then(() => {
             inFlight--;
@@ -165,11 +168,10 @@ export class EnsembleScheduler implements Scheduler {
     const plan = this.plans[index]!;
     const inputs: Record<string, Tensor> = {};
     for (const [memberInput, ensembleTensor] of plan.inputs) inputs[memberInput] = tensors.get(ensembleTensor)!;
-    const version = Number(step.model_version);
     const stepRequest = {
       inputs,
       outputs: plan.outputNames,
-      modelVersion: version > 0 ? version : undefined,
+      modelVersion: plan.modelVersion,
       id: request.id,
       priority: request.priority,
       timeoutMicroseconds: request.timeoutMicroseconds,

@@ -1,6 +1,6 @@
 import { isDataType, tensorFromBytes, type InferRequest, type TensorInput } from '@tritium/core';
 import { BytesElementBudget } from '../bytes-elements.js';
-import { outputRequest, type OutputRequest } from '../requested-outputs.js';
+import { needsDelivery, outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
 import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
 import { modelVersion } from '../model-version.js';
@@ -53,7 +53,7 @@ export function decodeInferRequest(message: InferRequestMessage, memory: SystemS
       id: message.id,
       ...options,
     },
-    outputs: outputs?.some((output) => output.classification !== undefined || output.sharedMemory) ? outputs : undefined,
+    outputs: needsDelivery(outputs) ? outputs : undefined,
     emptyFinalResponse,
   };
 }

@@ -1,6 +1,6 @@
 import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { InferenceError, type InferResponse, type RunningInference } from '@tritium/core';
-import { deliverOutputs } from '../requested-outputs.js';
+import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
 import { encodeInferResponse, type InferResponseMessage } from './infer-response.js';
 import type { ServingContext } from './serving-context.js';
@@ -53,7 +53,7 @@ export function encodeAnswer(
   parameters?: Record<string, InferParameter>,
 ): InferResponseMessage | Promise<InferResponseMessage> {
   if (decoded.outputs === undefined) {
-    return encodeInferResponse(decoded.id, response, Object.entries(response.outputs).map(([name, tensor]) => ({ name, tensor })), parameters);
+    return encodeInferResponse(decoded.id, response, plainOutputs(response, undefined)!, parameters);
   }
   return deliverOutputs(context.server, response, decoded.outputs, context.memory).then((outputs) => encodeInferResponse(decoded.id, response, outputs, parameters));
 }
