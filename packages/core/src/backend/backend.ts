@@ -25,6 +25,12 @@ export interface Backend {
    */
   autoCompleteConfig?(config: ModelConfig, context: ModelFiles): Promise<ModelConfig>;
   createModel(context: ModelContext): Promise<BackendModel>;
+  /**
+   * For a backend that runs instances on GPUs: how many it finds. A KIND_GPU group
+   * without `gpus` gets instances on each. It may throw an InferenceError saying why there
+   * are none. Absent: the backend runs on the CPU only, and KIND_GPU groups are UNAVAILABLE.
+   */
+  gpuCount?(): number;
   /** Metrics the backend's models define themselves (a Python model's pb_utils.MetricFamily), read at each scrape. */
   customMetrics?(): Iterable<CustomMetricFamily>;
 }

@@ -14,8 +14,8 @@ import {
  * Fills the defaults Triton's core fills before it validates a configuration
  * (AutoCompleteBackendFields without model files, NormalizeModelConfig,
  * NormalizeInstanceGroup), on top of the proto3 defaults the schema supplies.
- * Tritium has no GPUs, so instance groups resolve as on a machine without any: the
- * default group is KIND_CPU (see normalizeInstanceGroups).
+ * Instance groups resolve as on a machine without GPUs (only a backend knows of any):
+ * the default group is KIND_CPU (see normalizeInstanceGroups).
  */
 
 /** Triton's SEQUENCE_IDLE_DEFAULT_MICROSECONDS. */
@@ -43,7 +43,7 @@ function withProtoDefaults(config: ModelConfig): NormalizedModelConfig {
  * KIND_CPU, as the proto documents for GPUs that are not there. Triton would keep the
  * group's `gpus` and then refuse it; Tritium drops them, so a repository written for a
  * GPU machine (`gpus: [0]`, no kind) runs on the CPU. KIND_GPU stays as written, for
- * validation to refuse.
+ * the backend to place at load (model-instances.ts).
  */
 function normalizeInstanceGroups(config: NormalizedModelConfig): void {
   if (config.instance_group.length === 0) config.instance_group.push(InstanceGroupSchema.parse({ name: config.name }));

@@ -45,18 +45,13 @@ function validateModelMetrics(config: NormalizedModelConfig, fail: Fail): void {
   });
 }
 
-/** Tritium runs without GPUs: GPU instance groups are refused, with Triton's wording for it. */
+/** Instance groups as the config alone can check them; whether there are GPUs for KIND_GPU is the backend's to say, at load. */
 function validateInstanceGroups(config: NormalizedModelConfig, fail: Fail): void {
   for (const group of config.instance_group) {
     const where = `instance group ${group.name}`;
-    if (group.kind === 'KIND_GPU') {
-      fail(
-        group.gpus.length === 0
-          ? `${where} has kind KIND_GPU, but no GPUs are available (Tritium runs models on the CPU)`
-          : `${where} specifies invalid or unsupported gpu id ${group.gpus[0]}: no GPUs are available (Tritium runs models on the CPU)`,
-      );
-    }
-    if (group.gpus.length > 0) fail(`${where} has kind ${group.kind} but specifies 'gpus' [${group.gpus.join(', ')}]`);
+    if (group.kind !== 'KIND_GPU' && group.gpus.length > 0) fail(`${where} has kind ${group.kind} but specifies 'gpus' [${group.gpus.join(', ')}]`);
+    const negative = group.gpus.find((id) => id < 0);
+    if (negative !== undefined) fail(`${where} specifies invalid or unsupported gpu id ${negative}`);
     if (group.profile.length > 0) {
       if (config.platform !== TENSORRT_PLATFORM) fail(`${where} specifies 'profile', which only TensorRT models support`);
       const bad = group.profile.find((profile) => !/^\d+$/.test(profile));

@@ -12,6 +12,7 @@ import type { ResponseSink } from '../scheduling/response-channel.js';
 import { ResponseOrder } from '../scheduling/response-order.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 import { schedulerFor } from '../scheduling/scheduler-for.js';
+import { modelInstances } from './model-instances.js';
 import { warmUp, warmupSamples } from './model-warmup.js';
 import { RequestValidator } from './request-validator.js';
 import { withTimeout } from './with-timeout.js';
@@ -64,6 +65,7 @@ export class ServedModelVersion {
     const where = `model '${context.name}' version ${context.version}`;
     // Built first: a bad sample fails the load before anything starts.
     const samples = await warmupSamples(context);
+    const names = modelInstances(backend, context);
     let model: BackendModel;
     try {
       model = await backend.createModel(context);
@@ -72,7 +74,6 @@ export class ServedModelVersion {
     }
     const statistics = new ModelStatisticsRecorder(context.name, context.version, observer);
     const decoupled = context.config.model_transaction_policy?.decoupled ?? false;
-    const names = instanceNames(context);
     const pool = new InstancePool(names.length);
     const created = await Promise.allSettled(names.map((instance, i) => model.createInstance({ ...instance, health: pool.reporter(i) })));
     const failure = created.find((result) => result.status === 'rejected');
@@ -169,23 +170,6 @@ export class ServedModelVersion {
       for (const resolve of waiters) resolve();
     }
   };
-}
-
-/**
- * Every instance of every instance group: `count` per group, named after the group and
- * suffixed `_<index>` when the group makes several (as Triton). GPU groups never get
- * here: validation refuses them, as this machine has no GPU to give a device id.
- */
-function instanceNames(context: ModelContext): Omit<InstanceContext, 'health'>[] {
-  const groups = context.config.instance_group ?? [];
-  return groups.flatMap((group, g) => {
-    const count = Number(group.count ?? 1);
-    const groupName = group.name ?? `${context.name}_${g}`;
-    return Array.from({ length: count }, (_, i) => ({
-      name: count > 1 ? `${groupName}_${i}` : groupName,
-      kind: group.kind ?? 'KIND_CPU',
-    }));
-  });
 }
 
 /** A sink that records, for the statistics' observer, how long the first response took from now. */

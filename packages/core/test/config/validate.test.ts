@@ -70,13 +70,16 @@ describe('validateModelConfig: model', () => {
 
 describe('validateModelConfig: instance groups', () => {
   it.each([
-    ['KIND_GPU without GPUs', 'instance_group { kind: KIND_GPU }', /instance group m_0 has kind KIND_GPU, but no GPUs are available/],
-    ['any GPU id', 'instance_group { kind: KIND_GPU gpus: [0] }', /instance group m_0 specifies invalid or unsupported gpu id 0/],
     ['KIND_CPU with GPUs', 'instance_group { name: "g" kind: KIND_CPU gpus: 1 }', /instance group g has kind KIND_CPU but specifies 'gpus' \[1\]/],
+    ['a negative GPU id', 'instance_group { kind: KIND_GPU gpus: [0, -1] }', /instance group m_0 specifies invalid or unsupported gpu id -1/],
     ['KIND_MODEL with GPUs', 'instance_group { kind: KIND_MODEL gpus: 1 }', /has kind KIND_MODEL but specifies 'gpus'/],
     ['a profile outside TensorRT', 'instance_group { profile: "0" }', /instance group m_0 specifies 'profile', which only TensorRT models support/],
   ])('refuses %s', (_, groups, pattern) => {
     expect(refuse(groups)).toMatch(pattern);
+  });
+
+  it('leaves KIND_GPU groups to the backend, which alone knows its GPUs', () => {
+    expect(accept('instance_group { kind: KIND_GPU gpus: [0, 1] }').instance_group[0]).toMatchObject({ kind: 'KIND_GPU', gpus: [0, 1] });
   });
 
   it('checks TensorRT profiles are non-negative integers', () => {

@@ -1,0 +1,39 @@
+import type { Backend, InstanceContext, ModelContext } from '../backend/backend.js';
+import { InferenceError } from '../errors.js';
+
+/**
+ * Every instance of every instance group, as Triton makes them: `count` per group, and
+ * for KIND_GPU `count` on each of the group's GPUs (every GPU the backend finds when the
+ * group lists none). Names are the group's, suffixed `_<index>` when the group has
+ * several per device. GPU groups need a backend that runs on GPUs (`gpuCount`).
+ */
+export function modelInstances(backend: Backend, context: ModelContext): Omit<InstanceContext, 'health'>[] {
+  return context.config.instance_group.flatMap((group) => {
+    const names = Array.from({ length: group.count }, (_, i) => (group.count > 1 ? `${group.name}_${i}` : group.name));
+    if (group.kind !== 'KIND_GPU') return names.map((name) => ({ name, kind: group.kind }));
+    return gpusOf(backend, context.name, group.name, group.gpus).flatMap((deviceId) => names.map((name) => ({ name, kind: group.kind, deviceId })));
+  });
+}
+
+/** The GPUs a KIND_GPU group runs on; UNAVAILABLE where the backend has none, INVALID_ARG for an id it does not have. */
+function gpusOf(backend: Backend, model: string, group: string, listed: readonly number[]): readonly number[] {
+  const where = `model '${model}': instance group ${group} has kind KIND_GPU`;
+  const count = gpuCountOf(backend, where);
+  if (count === 0) throw new InferenceError('UNAVAILABLE', `${where}, but backend '${backend.name}' finds no GPU`);
+  const invalid = listed.find((id) => id >= count);
+  if (invalid !== undefined) {
+    throw new InferenceError('INVALID_ARG', `${where} and specifies invalid or unsupported gpu id ${invalid}: backend '${backend.name}' finds ${count} GPU(s)`);
+  }
+  return listed.length > 0 ? listed : Array.from({ length: count }, (_, i) => i);
+}
+
+/** The backend's GPU count; its reason for having none is told with the model and group it stops. */
+function gpuCountOf(backend: Backend, where: string): number {
+  if (!backend.gpuCount) throw new InferenceError('UNAVAILABLE', `${where}, but backend '${backend.name}' runs models on the CPU only`);
+  try {
+    return backend.gpuCount();
+  } catch (error) {
+    const reason = InferenceError.from(error, 'UNAVAILABLE');
+    throw new InferenceError(reason.code, `${where}: ${reason.message}`, { cause: error });
+  }
+}
