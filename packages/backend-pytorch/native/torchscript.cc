@@ -1,20 +1,25 @@
 // The TorchScript addon of @tritium/backend-pytorch: loads a module with torch::jit::load
-// and runs its forward() on libuv's worker threads (Napi::AsyncWorker), so the event loop
-// never waits on libtorch. Inputs are read in place from the callers' typed arrays;
-// outputs are copied into new ArrayBuffers on the loop.
+// on libuv's worker threads (Napi::AsyncWorker) and runs its forward() on an instance's
+// own thread (InstanceThread), so the event loop never waits on libtorch. Inputs are read
+// in place from the callers' typed arrays; outputs are copied into new ArrayBuffers on the loop.
 #include <napi.h>
 
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <ATen/Parallel.h>
+#include <c10/core/CachingDeviceAllocator.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -51,6 +56,7 @@ struct RunOptions {
   std::optional<bool> tensorFuser;
   std::optional<bool> jitExecutor;
   std::optional<bool> jitProfiling;
+  bool cacheCleaning = false;
 };
 
 void OptionalFlag(const Napi::Object& options, const char* key, std::optional<bool>& out) {
@@ -106,95 +112,69 @@ class LoadWorker : public Napi::AsyncWorker {
   std::shared_ptr<Loaded> loaded_;
 };
 
-class ForwardWorker : public Napi::AsyncWorker {
- public:
-  ForwardWorker(Napi::Env env, std::shared_ptr<Loaded> loaded, std::vector<InputView> inputs, RunOptions options)
-      : Napi::AsyncWorker(env),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        loaded_(std::move(loaded)),
-        inputs_(std::move(inputs)),
-        options_(options) {}
+// One forward() call: read on the loop, run on an instance thread, settled back on the loop
+// (where its JS references may be dropped).
+struct ForwardJob {
+  std::shared_ptr<Loaded> loaded;
+  std::vector<InputView> inputs;
+  RunOptions options;
+  Napi::Promise::Deferred deferred;
+  std::vector<Result> outputs;
+  std::optional<std::string> error;
 
-  Napi::Promise Promise() { return deferred_.Promise(); }
-
-  void Execute() override {
+  void Run() {
     try {
       // Process-wide JIT switches, set before each run as Triton's backend does.
-      if (options_.tensorFuser) torch::jit::setTensorExprFuserEnabled(*options_.tensorFuser);
-      if (options_.jitExecutor) torch::jit::getExecutorMode() = *options_.jitExecutor;
-      if (options_.jitProfiling) torch::jit::getProfilingMode() = *options_.jitProfiling;
-      torch::jit::GraphOptimizerEnabledGuard optimizer(options_.optimizedExecution);
+      if (options.tensorFuser) torch::jit::setTensorExprFuserEnabled(*options.tensorFuser);
+      if (options.jitExecutor) torch::jit::getExecutorMode() = *options.jitExecutor;
+      if (options.jitProfiling) torch::jit::getProfilingMode() = *options.jitProfiling;
+      torch::jit::GraphOptimizerEnabledGuard optimizer(options.optimizedExecution);
       std::optional<c10::InferenceMode> inference;
       std::optional<torch::NoGradGuard> noGrad;
-      if (options_.inferenceMode) inference.emplace(true);
+      if (options.inferenceMode) inference.emplace(true);
       else noGrad.emplace();
 
       std::vector<c10::IValue> arguments;
-      arguments.reserve(inputs_.size());
-      for (const auto& input : inputs_) {
+      arguments.reserve(inputs.size());
+      for (const auto& input : inputs) {
         if (input.strings) {
           arguments.emplace_back(*input.strings);
           continue;
         }
         auto tensor = torch::from_blob(input.data, input.shape, torch::TensorOptions().dtype(input.scalar));
-        arguments.emplace_back(tensor.to(loaded_->device).contiguous());
+        arguments.emplace_back(tensor.to(loaded->device).contiguous());
       }
-      Collect(loaded_->module.forward(std::move(arguments)));
-    } catch (const std::exception& error) {
-      SetError(Describe(error));
+      Collect(loaded->module.forward(std::move(arguments)));
+      // The outputs are on the CPU by now; what the run left cached on the device goes back.
+      if (options.cacheCleaning && loaded->device.type() != c10::kCPU) c10::getDeviceAllocator(loaded->device.type())->emptyCache();
+    } catch (const std::exception& failure) {
+      error = Describe(failure);
     }
   }
 
-  void OnOK() override {
-    Napi::Env env = Env();
-    Napi::Array result = Napi::Array::New(env, outputs_.size());
-    for (size_t i = 0; i < outputs_.size(); i++) {
-      Napi::Object output = Napi::Object::New(env);
-      result.Set(static_cast<uint32_t>(i), output);
-      if (outputs_[i].strings) {
-        const auto& strings = *outputs_[i].strings;
-        Napi::Array data = Napi::Array::New(env, strings.size());
-        for (size_t k = 0; k < strings.size(); k++) data.Set(static_cast<uint32_t>(k), Napi::Buffer<char>::Copy(env, strings[k].data(), strings[k].size()));
-        output.Set("datatype", "BYTES");
-        Napi::Array shape = Napi::Array::New(env, 1);
-        shape.Set(0u, Napi::Number::New(env, static_cast<double>(strings.size())));
-        output.Set("shape", shape);
-        output.Set("data", data);
-        continue;
-      }
-      const at::Tensor& tensor = outputs_[i].tensor;
-      output.Set("datatype", DataTypeOf(tensor.scalar_type()));
-      Napi::Array shape = Napi::Array::New(env, tensor.dim());
-      for (int64_t d = 0; d < tensor.dim(); d++) shape.Set(static_cast<uint32_t>(d), Napi::Number::New(env, static_cast<double>(tensor.size(d))));
-      output.Set("shape", shape);
-      size_t bytes = tensor.nbytes();
-      Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, bytes);
-      if (bytes > 0) std::memcpy(buffer.Data(), tensor.data_ptr(), bytes);
-      output.Set("data", buffer);
+  void Settle(Napi::Env env) {
+    if (error) {
+      deferred.Reject(Napi::Error::New(env, *error).Value());
+      return;
     }
-    outputs_.clear();
-    inputs_.clear();
-    deferred_.Resolve(result);
-  }
-
-  void OnError(const Napi::Error& error) override {
-    inputs_.clear();
-    deferred_.Reject(error.Value());
+    Napi::Array result = Napi::Array::New(env, outputs.size());
+    for (size_t i = 0; i < outputs.size(); i++) result.Set(static_cast<uint32_t>(i), ToJs(env, outputs[i]));
+    deferred.Resolve(result);
   }
 
  private:
   // forward() may answer a tensor, a List[str], or a tuple or list of them (Triton's outputs in order).
   void Collect(const c10::IValue& value) {
     if (value.isTensor()) {
-      outputs_.push_back({value.toTensor().to(c10::kCPU).contiguous(), std::nullopt});
+      outputs.push_back({value.toTensor().to(c10::kCPU).contiguous(), std::nullopt});
     } else if (value.isList() && value.toList().elementType()->kind() == c10::TypeKind::StringType) {
       std::vector<std::string> strings;
       for (const auto& element : value.toListRef()) strings.push_back(element.toStringRef());
-      outputs_.push_back({at::Tensor(), std::move(strings)});
+      outputs.push_back({at::Tensor(), std::move(strings)});
     } else if (value.isTuple()) {
       for (const auto& element : value.toTupleRef().elements()) Collect(element);
     } else if (value.isTensorList()) {
-      for (const at::Tensor& tensor : value.toTensorVector()) outputs_.push_back({tensor.to(c10::kCPU).contiguous(), std::nullopt});
+      for (const at::Tensor& tensor : value.toTensorVector()) outputs.push_back({tensor.to(c10::kCPU).contiguous(), std::nullopt});
     } else if (value.isList()) {
       for (const auto& element : value.toListRef()) Collect(element);
     } else {
@@ -202,34 +182,52 @@ class ForwardWorker : public Napi::AsyncWorker {
     }
   }
 
-  Napi::Promise::Deferred deferred_;
-  std::shared_ptr<Loaded> loaded_;
-  std::vector<InputView> inputs_;
-  RunOptions options_;
-  std::vector<Result> outputs_;
+  static Napi::Object ToJs(Napi::Env env, const Result& result) {
+    Napi::Object output = Napi::Object::New(env);
+    if (result.strings) {
+      const auto& strings = *result.strings;
+      Napi::Array data = Napi::Array::New(env, strings.size());
+      for (size_t k = 0; k < strings.size(); k++) data.Set(static_cast<uint32_t>(k), Napi::Buffer<char>::Copy(env, strings[k].data(), strings[k].size()));
+      output.Set("datatype", "BYTES");
+      Napi::Array shape = Napi::Array::New(env, 1);
+      shape.Set(0u, Napi::Number::New(env, static_cast<double>(strings.size())));
+      output.Set("shape", shape);
+      output.Set("data", data);
+      return output;
+    }
+    const at::Tensor& tensor = result.tensor;
+    output.Set("datatype", DataTypeOf(tensor.scalar_type()));
+    Napi::Array shape = Napi::Array::New(env, tensor.dim());
+    for (int64_t d = 0; d < tensor.dim(); d++) shape.Set(static_cast<uint32_t>(d), Napi::Number::New(env, static_cast<double>(tensor.size(d))));
+    output.Set("shape", shape);
+    size_t bytes = tensor.nbytes();
+    Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, bytes);
+    if (bytes > 0) std::memcpy(buffer.Data(), tensor.data_ptr(), bytes);
+    output.Set("data", buffer);
+    return output;
+  }
 };
 
-// The JS face of a loaded module: argumentNames, forward(inputs, options), release().
+// The JS face of a loaded module: argumentNames(), release().
 class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
  public:
   static Napi::FunctionReference* constructor;
 
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "ScriptModule",
-                       {InstanceMethod("argumentNames", &ScriptModule::ArgumentNames), InstanceMethod("forward", &ScriptModule::Forward),
-                        InstanceMethod("release", &ScriptModule::Release)});
+                       {InstanceMethod("argumentNames", &ScriptModule::ArgumentNames), InstanceMethod("release", &ScriptModule::Release)});
   }
 
   explicit ScriptModule(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ScriptModule>(info) {}
 
   void Attach(std::shared_ptr<Loaded> loaded) { loaded_ = std::move(loaded); }
 
- private:
   std::shared_ptr<Loaded> Require(Napi::Env env) {
     if (!loaded_) throw Napi::Error::New(env, "the module was released");
     return loaded_;
   }
 
+ private:
   Napi::Value ArgumentNames(const Napi::CallbackInfo& info) {
     auto loaded = Require(info.Env());
     const auto& arguments = loaded->module.get_method("forward").function().getSchema().arguments();
@@ -239,61 +237,6 @@ class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
     return names;
   }
 
-  Napi::Value Forward(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    auto loaded = Require(env);
-    if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsObject()) throw Napi::TypeError::New(env, "forward(inputs, options)");
-    Napi::Array list = info[0].As<Napi::Array>();
-    std::vector<InputView> inputs;
-    inputs.reserve(list.Length());
-    for (uint32_t i = 0; i < list.Length(); i++) {
-      Napi::Object input = list.Get(i).As<Napi::Object>();
-      if (input.Get("datatype").As<Napi::String>().Utf8Value() == "BYTES") {
-        Napi::Array elements = input.Get("data").As<Napi::Array>();
-        c10::List<std::string> strings;
-        strings.reserve(elements.Length());
-        for (uint32_t k = 0; k < elements.Length(); k++) {
-          Napi::Value element = elements.Get(k);
-          if (element.IsString()) {
-            strings.push_back(element.As<Napi::String>().Utf8Value());
-          } else {
-            Napi::Uint8Array bytes = element.As<Napi::Uint8Array>();
-            strings.push_back(std::string(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength()));
-          }
-        }
-        InputView view;
-        view.strings = std::move(strings);
-        inputs.push_back(std::move(view));
-        continue;
-      }
-      auto scalar = ScalarTypeOf(input.Get("datatype").As<Napi::String>().Utf8Value());
-      if (!scalar) throw Napi::TypeError::New(env, "input " + std::to_string(i) + ": a datatype libtorch lacks");
-      Napi::Value data = input.Get("data");
-      if (!data.IsTypedArray()) throw Napi::TypeError::New(env, "input " + std::to_string(i) + ": data is not a typed array");
-      Napi::TypedArray array = data.As<Napi::TypedArray>();
-      Napi::Array dims = input.Get("shape").As<Napi::Array>();
-      std::vector<int64_t> shape(dims.Length());
-      int64_t count = 1;
-      for (uint32_t d = 0; d < dims.Length(); d++) count *= shape[d] = dims.Get(d).As<Napi::Number>().Int64Value();
-      if (static_cast<size_t>(count) * c10::elementSize(*scalar) != array.ByteLength()) {
-        throw Napi::RangeError::New(env, "input " + std::to_string(i) + ": the data's byte length does not match its shape and datatype");
-      }
-      void* bytes = static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset();
-      inputs.push_back({Napi::Persistent(data), bytes, std::move(shape), *scalar});
-    }
-    Napi::Object options = info[1].As<Napi::Object>();
-    RunOptions run;
-    run.inferenceMode = options.Get("inferenceMode").ToBoolean();
-    run.optimizedExecution = options.Get("optimizedExecution").ToBoolean();
-    OptionalFlag(options, "tensorFuser", run.tensorFuser);
-    OptionalFlag(options, "jitExecutor", run.jitExecutor);
-    OptionalFlag(options, "jitProfiling", run.jitProfiling);
-    auto* worker = new ForwardWorker(env, loaded, std::move(inputs), run);
-    Napi::Promise promise = worker->Promise();
-    worker->Queue();
-    return promise;
-  }
-
   // Drops this handle's hold on the module; runs in flight keep it until they end.
   Napi::Value Release(const Napi::CallbackInfo& info) {
     loaded_.reset();
@@ -301,6 +244,181 @@ class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
   }
 
   std::shared_ptr<Loaded> loaded_;
+};
+
+// forward()'s inputs as the addon reads them: typed arrays in place, BYTES as List[str].
+std::vector<InputView> ReadInputs(Napi::Env env, Napi::Array list) {
+  std::vector<InputView> inputs;
+  inputs.reserve(list.Length());
+  for (uint32_t i = 0; i < list.Length(); i++) {
+    Napi::Object input = list.Get(i).As<Napi::Object>();
+    if (input.Get("datatype").As<Napi::String>().Utf8Value() == "BYTES") {
+      Napi::Array elements = input.Get("data").As<Napi::Array>();
+      c10::List<std::string> strings;
+      strings.reserve(elements.Length());
+      for (uint32_t k = 0; k < elements.Length(); k++) {
+        Napi::Value element = elements.Get(k);
+        if (element.IsString()) {
+          strings.push_back(element.As<Napi::String>().Utf8Value());
+        } else {
+          Napi::Uint8Array bytes = element.As<Napi::Uint8Array>();
+          strings.push_back(std::string(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength()));
+        }
+      }
+      InputView view;
+      view.strings = std::move(strings);
+      inputs.push_back(std::move(view));
+      continue;
+    }
+    auto scalar = ScalarTypeOf(input.Get("datatype").As<Napi::String>().Utf8Value());
+    if (!scalar) throw Napi::TypeError::New(env, "input " + std::to_string(i) + ": a datatype libtorch lacks");
+    Napi::Value data = input.Get("data");
+    if (!data.IsTypedArray()) throw Napi::TypeError::New(env, "input " + std::to_string(i) + ": data is not a typed array");
+    Napi::TypedArray array = data.As<Napi::TypedArray>();
+    Napi::Array dims = input.Get("shape").As<Napi::Array>();
+    std::vector<int64_t> shape(dims.Length());
+    int64_t count = 1;
+    for (uint32_t d = 0; d < dims.Length(); d++) count *= shape[d] = dims.Get(d).As<Napi::Number>().Int64Value();
+    if (static_cast<size_t>(count) * c10::elementSize(*scalar) != array.ByteLength()) {
+      throw Napi::RangeError::New(env, "input " + std::to_string(i) + ": the data's byte length does not match its shape and datatype");
+    }
+    void* bytes = static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset();
+    inputs.push_back({Napi::Persistent(data), bytes, std::move(shape), *scalar});
+  }
+  return inputs;
+}
+
+RunOptions ReadOptions(Napi::Object options) {
+  RunOptions run;
+  run.inferenceMode = options.Get("inferenceMode").ToBoolean();
+  run.optimizedExecution = options.Get("optimizedExecution").ToBoolean();
+  OptionalFlag(options, "tensorFuser", run.tensorFuser);
+  OptionalFlag(options, "jitExecutor", run.jitExecutor);
+  OptionalFlag(options, "jitProfiling", run.jitProfiling);
+  run.cacheCleaning = options.Get("cacheCleaning").ToBoolean();
+  return run;
+}
+
+// What the loop keeps of an instance thread: how many runs are out (the loop is held alive
+// only while some are), the thread to join once it ends, and close()'s promise.
+struct LoopSide;
+void SettleOnLoop(Napi::Env env, Napi::Function, LoopSide* loop, ForwardJob* job);
+using SettleFunction = Napi::TypedThreadSafeFunction<LoopSide, ForwardJob, SettleOnLoop>;
+
+struct LoopSide {
+  SettleFunction settle;
+  size_t pending = 0;
+  std::thread thread;
+  std::optional<Napi::Promise::Deferred> closed;
+};
+
+void SettleOnLoop(Napi::Env env, Napi::Function, LoopSide* loop, ForwardJob* job) {
+  // No env: the environment is being torn down, and a job's references cannot be dropped.
+  if (env == nullptr) return;
+  job->Settle(env);
+  delete job;
+  if (--loop->pending == 0) loop->settle.Unref(env);
+}
+
+// Runs on the loop once the thread has released the settle function, its last act.
+void JoinOnLoop(Napi::Env, void*, LoopSide* loop) {
+  loop->thread.join();
+  if (loop->closed) loop->closed->Resolve(loop->closed->Env().Undefined());
+  delete loop;
+}
+
+// An instance's own thread, as each Triton model instance has: its runs happen one at a
+// time, always on the same thread. On libuv's shared pool they were spread over its
+// threads, each with an OpenMP team of its own competing for the cores, and a batch of 64
+// took twice as long as in Python.
+class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "InstanceThread", {InstanceMethod("forward", &InstanceThread::Forward), InstanceMethod("close", &InstanceThread::Close)});
+  }
+
+  explicit InstanceThread(const Napi::CallbackInfo& info) : Napi::ObjectWrap<InstanceThread>(info), queue_(std::make_shared<Queue>()), loop_(new LoopSide()) {
+    Napi::Env env = info.Env();
+    loop_->settle = SettleFunction::New(env, "tritium-torch-instance", 0, 1, loop_, JoinOnLoop);
+    loop_->settle.Unref(env);
+    loop_->thread = std::thread(Work, queue_, loop_->settle);
+  }
+
+  ~InstanceThread() override { Stop(); }
+
+ private:
+  struct Queue {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<ForwardJob*> jobs;
+    bool closing = false;
+  };
+
+  // The thread: runs jobs in order until closed and drained, handing each back to the loop.
+  static void Work(std::shared_ptr<Queue> queue, SettleFunction settle) {
+    for (;;) {
+      ForwardJob* job;
+      {
+        std::unique_lock<std::mutex> lock(queue->mutex);
+        queue->wake.wait(lock, [&] { return queue->closing || !queue->jobs.empty(); });
+        if (queue->jobs.empty()) break;
+        job = queue->jobs.front();
+        queue->jobs.pop_front();
+      }
+      job->Run();
+      settle.BlockingCall(job);
+    }
+    settle.Release();
+  }
+
+  // forward(module, inputs, options): a promise of forward()'s tensors, run on this thread.
+  Napi::Value Forward(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 3 || !info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(ScriptModule::constructor->Value()) || !info[1].IsArray() ||
+        !info[2].IsObject()) {
+      throw Napi::TypeError::New(env, "forward(module, inputs, options)");
+    }
+    if (stopped_) throw Napi::Error::New(env, "the instance thread was closed");
+    auto loaded = ScriptModule::Unwrap(info[0].As<Napi::Object>())->Require(env);
+    auto* job = new ForwardJob{std::move(loaded), ReadInputs(env, info[1].As<Napi::Array>()), ReadOptions(info[2].As<Napi::Object>()),
+                               Napi::Promise::Deferred::New(env), {}, std::nullopt};
+    Napi::Promise promise = job->deferred.Promise();
+    if (loop_->pending++ == 0) loop_->settle.Ref(env);
+    {
+      std::lock_guard<std::mutex> lock(queue_->mutex);
+      queue_->jobs.push_back(job);
+    }
+    queue_->wake.notify_one();
+    return promise;
+  }
+
+  // close(): a promise that settles once the runs already queued are done and the thread has ended.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto closed = Napi::Promise::Deferred::New(env);
+    if (stopped_) {
+      closed.Resolve(env.Undefined());
+      return closed.Promise();
+    }
+    loop_->closed = closed;
+    loop_->settle.Ref(env);
+    Stop();
+    return closed.Promise();
+  }
+
+  void Stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    {
+      std::lock_guard<std::mutex> lock(queue_->mutex);
+      queue_->closing = true;
+    }
+    queue_->wake.notify_one();
+  }
+
+  std::shared_ptr<Queue> queue_;
+  LoopSide* loop_;  // owned by the settle function: deleted when it is finalized, after stopped_ is set
+  bool stopped_ = false;
 };
 
 Napi::FunctionReference* ScriptModule::constructor = nullptr;
@@ -362,6 +480,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Napi::Function moduleClass = ScriptModule::Define(env);
   ScriptModule::constructor = new Napi::FunctionReference(Napi::Persistent(moduleClass));
   exports.Set("load", Napi::Function::New(env, Load));
+  exports.Set("InstanceThread", InstanceThread::Define(env));
   exports.Set("setThreads", Napi::Function::New(env, SetThreads));
   exports.Set("threads", Napi::Function::New(env, Threads));
   exports.Set("disableCudnn", Napi::Function::New(env, DisableCudnn));

@@ -1,6 +1,8 @@
 import { InferenceError } from '@tritium/core';
 import type { Backend, BackendModel, ModelContext, NormalizedModelConfig } from '@tritium/core';
+import { cudaDeviceCount } from './devices.js';
 import { loadTorchAddon } from './native.js';
+import type { TorchAddon } from './native.js';
 import { PytorchModel } from './pytorch-model.js';
 
 /** Config datatypes the addon cannot carry, and why. */
@@ -18,6 +20,15 @@ function refuseUnserved(config: NormalizedModelConfig): void {
   }
 }
 
+/** The addon, or UNAVAILABLE saying what to install. */
+function requireAddon(what: string): TorchAddon {
+  try {
+    return loadTorchAddon();
+  } catch (error) {
+    throw new InferenceError('UNAVAILABLE', `${what}: ${(error as Error).message}`);
+  }
+}
+
 /**
  * The PyTorch backend: serves `backend: "pytorch"` / `platform: "pytorch_libtorch"`
  * TorchScript models (`model.pt`) in-process through a libtorch addon. Without the addon
@@ -31,15 +42,12 @@ export function pytorchBackend(): Backend {
     defaultModelFilename: 'model.pt',
 
     async createModel(context: ModelContext): Promise<BackendModel> {
-      let addon;
-      try {
-        addon = loadTorchAddon();
-      } catch (error) {
-        throw new InferenceError('UNAVAILABLE', `model '${context.name}': ${(error as Error).message}`);
-      }
+      const addon = requireAddon(`model '${context.name}'`);
       refuseUnserved(context.config);
       return new PytorchModel(context, addon);
     },
+
+    gpuCount: () => cudaDeviceCount(requireAddon('KIND_GPU')),
   };
 }
 

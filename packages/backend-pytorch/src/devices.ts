@@ -2,17 +2,19 @@ import { InferenceError } from '@tritium/core';
 import type { InstanceContext } from '@tritium/core';
 import type { TorchAddon } from './native.js';
 
-/** The libtorch device for an instance: the CPU, or a CUDA device where libtorch has CUDA and the GPU is there. */
-export function deviceOf(model: string, instance: InstanceContext, addon: TorchAddon): string {
-  if (instance.kind !== 'KIND_GPU') return 'cpu';
-  const id = instance.deviceId ?? 0;
+/** The CUDA devices libtorch sees; none throws UNAVAILABLE saying why and what to do. */
+export function cudaDeviceCount(addon: TorchAddon): number {
   const count = addon.cudaDeviceCount();
   if (count === 0) {
     throw new InferenceError(
       'UNAVAILABLE',
-      `model '${model}' instance '${instance.name}': KIND_GPU needs CUDA, and the libtorch the addon was built against (torch ${addon.torchVersion}) has no CUDA or no GPU is present; use KIND_CPU, or build the addon against a CUDA libtorch (TRITIUM_LIBTORCH_DIR)`,
+      `KIND_GPU needs CUDA, and the libtorch the addon was built against (torch ${addon.torchVersion}) has no CUDA or no GPU is present; use KIND_CPU, or build the addon against a CUDA libtorch (TRITIUM_LIBTORCH_DIR)`,
     );
   }
-  if (id >= count) throw new InferenceError('UNAVAILABLE', `model '${model}' instance '${instance.name}': GPU ${id} does not exist (libtorch sees ${count})`);
-  return `cuda:${id}`;
+  return count;
+}
+
+/** The libtorch device for an instance: its CUDA device for KIND_GPU (core checked the id against cudaDeviceCount), else the CPU. */
+export function deviceOf(instance: InstanceContext): string {
+  return instance.kind === 'KIND_GPU' ? `cuda:${instance.deviceId ?? 0}` : 'cpu';
 }

@@ -24,21 +24,31 @@ export interface RunOptions {
   readonly tensorFuser?: boolean;
   readonly jitExecutor?: boolean;
   readonly jitProfiling?: boolean;
+  /** Empty libtorch's device memory cache after each run on a GPU. */
+  readonly cacheCleaning: boolean;
 }
 
-/** A loaded TorchScript module; runs happen on libuv's worker threads. */
+/** A loaded TorchScript module. */
 export interface ScriptModule {
   /** forward()'s argument names, without self. */
   argumentNames(): string[];
-  /** forward() on the inputs (read in place: keep them unchanged until it settles); its tensors flattened in order. */
-  forward(inputs: readonly NativeTensor[], options: RunOptions): Promise<NativeOutput[]>;
   /** Drops the module once runs in flight end. */
   release(): void;
+}
+
+/** An instance's own native thread: its runs happen there one at a time, in order. */
+export interface InstanceThread {
+  /** forward() on the inputs (read in place: keep them unchanged until it settles); its tensors flattened in order. */
+  forward(module: ScriptModule, inputs: readonly NativeTensor[], options: RunOptions): Promise<NativeOutput[]>;
+  /** Ends the thread once the runs already queued are done, and settles when it has; forward() then throws. */
+  close(): Promise<void>;
 }
 
 export interface TorchAddon {
   /** torch::jit::load onto a device ("cpu", "cuda:0"), off the event loop. */
   load(path: string, device: string): Promise<ScriptModule>;
+  /** Starts a thread for an instance's runs. */
+  InstanceThread: new () => InstanceThread;
   /** at::set_num_threads / set_num_interop_threads; 0 leaves one alone. Throws where libtorch refuses. */
   setThreads(intra: number, inter: number): void;
   threads(): { intra: number; inter: number };

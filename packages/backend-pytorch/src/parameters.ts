@@ -8,8 +8,6 @@ export interface TorchParameters {
   readonly disableCudnn: boolean;
   /** One module per device for all of the model's instances. */
   readonly weightSharing: boolean;
-  /** Triton empties the CUDA cache after each run; not applied here (see docs/pytorch-backend.md). */
-  readonly cacheCleaning: boolean;
   /** 0: not given. */
   readonly intraOpThreads: number;
   readonly interOpThreads: number;
@@ -50,10 +48,10 @@ export function torchParameters(config: ModelConfig): TorchParameters {
       tensorFuser: flag(config, 'ENABLE_TENSOR_FUSER'),
       jitExecutor: flag(config, 'ENABLE_JIT_EXECUTOR'),
       jitProfiling: flag(config, 'ENABLE_JIT_PROFILING'),
+      cacheCleaning: flag(config, 'ENABLE_CACHE_CLEANING') ?? false,
     },
     disableCudnn: flag(config, 'DISABLE_CUDNN') ?? false,
     weightSharing: flag(config, 'ENABLE_WEIGHT_SHARING') ?? false,
-    cacheCleaning: flag(config, 'ENABLE_CACHE_CLEANING') ?? false,
     intraOpThreads: threadCount(config, 'INTRA_OP_THREAD_COUNT'),
     interOpThreads: threadCount(config, 'INTER_OP_THREAD_COUNT'),
   };

@@ -1,6 +1,6 @@
 import { InferenceError, dataTypeFromConfig, gatherBatchInput, mapVariableDims, scatterBatchOutputs, shapeToString, typedArrayConstructor } from '@tritium/core';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ModelContext, Tensor } from '@tritium/core';
-import type { NativeOutput, NativeTensor, RunOptions, ScriptModule } from './native.js';
+import type { InstanceThread, NativeOutput, NativeTensor, RunOptions, ScriptModule } from './native.js';
 
 /** A module and where the config's tensors sit among forward()'s arguments and results. */
 export interface BoundModule {
@@ -20,7 +20,7 @@ interface OutputPlan {
 
 /**
  * One instance: stacks a batch's requests along the first dimension, runs forward()
- * once on the addon's worker thread, and splits the results back per request.
+ * once on the instance's own thread, and splits the results back per request.
  * Requests whose item shapes differ run as separate batches.
  */
 export class PytorchInstance implements BackendInstance {
@@ -32,6 +32,7 @@ export class PytorchInstance implements BackendInstance {
     private readonly context: ModelContext,
     private readonly options: RunOptions,
     private readonly bound: BoundModule,
+    private readonly thread: InstanceThread,
     private readonly release: () => void,
   ) {
     const { config } = context;
@@ -63,6 +64,7 @@ export class PytorchInstance implements BackendInstance {
 
   async finalize(): Promise<void> {
     this.release();
+    await this.thread.close();
   }
 
   private describe(request: BackendRequest): string {
@@ -89,7 +91,7 @@ export class PytorchInstance implements BackendInstance {
       const tensor = gatherBatchInput(batch, name);
       args[this.bound.inputs[k]!] = { datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
     });
-    const values = await this.bound.module.forward(args, this.options);
+    const values = await this.thread.forward(this.bound.module, args, this.options);
     const batchSize = batch.reduce((sum, request) => sum + request.batchSize, 0);
     const outputs: Record<string, Tensor> = {};
     this.outputs.forEach((plan, k) => (outputs[plan.name] = this.output(plan, values, this.bound.outputs[k]!, batchSize)));

@@ -35,13 +35,13 @@ export class PytorchModel implements BackendModel {
   }
 
   async createInstance(instance: InstanceContext): Promise<BackendInstance> {
-    const device = deviceOf(this.context.name, instance, this.addon);
+    const device = deviceOf(instance);
     const module = await this.acquire(device);
     try {
       const { config } = this.context;
       const inputs = inputPositions(this.context.name, config.input.map((i) => i.name), module.argumentNames());
       const outputs = outputPositions(config.output.map((o) => o.name));
-      return new PytorchInstance(this.context, this.parameters.run, { module, inputs, outputs }, () => this.releaseModule(device, module));
+      return new PytorchInstance(this.context, this.parameters.run, { module, inputs, outputs }, new this.addon.InstanceThread(), () => this.releaseModule(device, module));
     } catch (error) {
       this.releaseModule(device, module);
       throw error;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferenceServer, fromBf16, fromFp16, toBf16, toFp16 } from '@tritium/core';
 import type { InferenceError } from '@tritium/core';
 import { pytorchBackend } from '@tritium/backend-pytorch';
+import { loadTorchAddon } from '../src/native.js';
 import { makeRepository, torchMissing } from './helpers.js';
 import type { Repository } from './helpers.js';
 
@@ -163,13 +164,22 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     expect(await server.isModelReady('linear')).toBe(true);
   });
 
-  it('KIND_GPU is refused with the reason before the backend sees it (core runs models on the CPU)', async () => {
-    const config = (await server.modelConfig('linear')) as Record<string, unknown>;
-    const gpu = { ...config, instance_group: [{ kind: 'KIND_GPU' as const, count: 1, gpus: [0] }] };
-    const error = (await server.loadModel('linear', { config: gpu }).catch((e: unknown) => e)) as InferenceError;
-    expect(error.message).toMatch(/gpu id 0: no GPUs are available/);
-    await server.loadModel('linear');
-    expect(await server.isModelReady('linear')).toBe(true);
+  // The same test on both kinds of machine: with a CUDA libtorch and a GPU the instance runs there and answers as on the CPU; without, the load says why.
+  it('runs KIND_GPU instances on CUDA where libtorch has it and a GPU is present, and is UNAVAILABLE saying why where not', async () => {
+    const config = await server.modelConfig('linear');
+    const input = { INPUT__0: { datatype: 'FP32' as const, shape: [2, 5], data: Float32Array.from({ length: 10 }, (_, i) => i / 10) } };
+    const onCpu = await server.infer('linear', { inputs: input });
+    const loading = server.loadModel('linear', { config: { ...config, instance_group: [{ kind: 'KIND_GPU', count: 1 }] } });
+    if (loadTorchAddon().cudaDeviceCount() > 0) {
+      await loading;
+      const onGpu = await server.infer('linear', { inputs: input });
+      [...(onGpu.outputs.OUTPUT__0!.data as Float32Array)].forEach((value, i) => expect(value).toBeCloseTo((onCpu.outputs.OUTPUT__0!.data as Float32Array)[i]!, 4));
+    } else {
+      const error = (await loading.catch((e: unknown) => e)) as InferenceError;
+      expect(error).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/KIND_GPU needs CUDA, and the libtorch the addon was built against \(torch .*\) has no CUDA or no GPU is present/) });
+      expect(await server.isModelReady('linear')).toBe(true);
+    }
+    await server.loadModel('linear', { config });
   });
 
   it.each(['TYPE_UINT16', 'TYPE_UINT32'])('refuses a %s tensor at load with UNSUPPORTED, naming it', async (dataType) => {
