@@ -230,7 +230,10 @@ class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
  private:
   Napi::Value ArgumentNames(const Napi::CallbackInfo& info) {
     auto loaded = Require(info.Env());
-    const auto& arguments = loaded->module.get_method("forward").function().getSchema().arguments();
+    // A c10::Error escaping here would end the process: a module without forward() throws.
+    std::optional<torch::jit::Method> forward = loaded->module.find_method("forward");
+    if (!forward) throw Napi::Error::New(info.Env(), "the module has no forward() method");
+    const auto& arguments = forward->function().getSchema().arguments();
     Napi::Array names = Napi::Array::New(info.Env());
     // The first argument is the module itself (self).
     for (size_t i = 1; i < arguments.size(); i++) names.Set(static_cast<uint32_t>(i - 1), arguments[i].name());

@@ -8,11 +8,10 @@ function indexOf(name: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** Positions by the `<name>__<index>` convention when every name follows it with distinct in-range indices. */
+/** Positions by the `<name>__<index>` convention when every name follows it. */
 function byConvention(names: readonly string[]): number[] | undefined {
   const positions = names.map(indexOf);
-  if (positions.some((p) => p === undefined || p >= names.length)) return undefined;
-  return new Set(positions).size === names.length ? (positions as number[]) : undefined;
+  return positions.every((p) => p !== undefined) ? (positions as number[]) : undefined;
 }
 
 /**
@@ -28,10 +27,17 @@ export function inputPositions(model: string, names: readonly string[], argument
     );
   }
   if (names.every((name) => argumentNames.includes(name))) return names.map((name) => argumentNames.indexOf(name));
-  return byConvention(names) ?? names.map((_, i) => i);
+  const indexed = byConvention(names);
+  // Inputs fill every argument: indices that do not, fall back to the config's order.
+  const fillsArguments = indexed && indexed.every((p, k) => p < names.length && indexed.indexOf(p) === k);
+  return fillsArguments ? indexed : names.map((_, i) => i);
 }
 
-/** The position of each config output among forward()'s tensors: the `<name>__<index>` convention, else the config's order. */
+/**
+ * The position of each config output among forward()'s tensors: the `<name>__<index>`
+ * convention, else the config's order. A config may list only some of the tensors
+ * (OUTPUT__2 alone is the third); a position past the last is refused at run time.
+ */
 export function outputPositions(names: readonly string[]): number[] {
   return byConvention(names) ?? names.map((_, i) => i);
 }

@@ -44,7 +44,7 @@ export class PytorchModel implements BackendModel {
       return new PytorchInstance(this.context, this.parameters.run, { module, inputs, outputs }, new this.addon.InstanceThread(), () => this.releaseModule(device, module));
     } catch (error) {
       this.releaseModule(device, module);
-      throw error;
+      throw InferenceError.from(error, 'INVALID_ARG', `model '${this.context.name}': ${this.context.modelPath}`);
     }
   }
 

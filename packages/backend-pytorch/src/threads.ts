@@ -2,22 +2,21 @@ import type { Logger } from '@tritium/core';
 import type { TorchAddon } from './native.js';
 import type { TorchParameters } from './parameters.js';
 
-/** The thread counts set in this process: libtorch takes them once, so the first model's values win, as in Triton. */
-let chosen: { intra: number; inter: number } | undefined;
+/** The thread counts set in this process, each on its own: libtorch takes them once, so the first model giving one wins, as in Triton. */
+const chosen = { INTRA_OP_THREAD_COUNT: 0, INTER_OP_THREAD_COUNT: 0 };
 
-/** Applies a model's INTRA_OP_THREAD_COUNT / INTER_OP_THREAD_COUNT the first time any model gives one; later ones are logged and ignored. */
+/** Applies a model's INTRA_OP_THREAD_COUNT / INTER_OP_THREAD_COUNT where no model gave that one before; a later, different value is logged and ignored. */
 export function applyThreadCounts(model: string, parameters: TorchParameters, addon: TorchAddon, logger: Logger): void {
-  const { intraOpThreads: intra, interOpThreads: inter } = parameters;
-  if (intra === 0 && inter === 0) return;
-  if (chosen) {
-    if (chosen.intra !== intra || chosen.inter !== inter) {
-      logger.warn(`model '${model}': INTRA_OP_THREAD_COUNT/INTER_OP_THREAD_COUNT are set once per process; the first model's (${chosen.intra}/${chosen.inter}) stay`);
-    }
-    return;
+  const asked = { INTRA_OP_THREAD_COUNT: parameters.intraOpThreads, INTER_OP_THREAD_COUNT: parameters.interOpThreads };
+  const apply = { INTRA_OP_THREAD_COUNT: 0, INTER_OP_THREAD_COUNT: 0 };
+  for (const key of ['INTRA_OP_THREAD_COUNT', 'INTER_OP_THREAD_COUNT'] as const) {
+    if (asked[key] === 0) continue;
+    if (chosen[key] === 0) apply[key] = chosen[key] = asked[key];
+    else if (chosen[key] !== asked[key]) logger.warn(`model '${model}': ${key} is set once per process; the first model's ${chosen[key]} stays`);
   }
-  chosen = { intra, inter };
+  if (apply.INTRA_OP_THREAD_COUNT === 0 && apply.INTER_OP_THREAD_COUNT === 0) return;
   try {
-    addon.setThreads(intra, inter);
+    addon.setThreads(apply.INTRA_OP_THREAD_COUNT, apply.INTER_OP_THREAD_COUNT);
   } catch (error) {
     logger.warn(`model '${model}': libtorch refused the thread counts (${error instanceof Error ? error.message : String(error)})`);
   }

@@ -162,6 +162,30 @@ words = ["tree", "caf\u00e9", "", "x y"]
 exclaimed, _ = Strings()(words, torch.tensor([[1], [2]], dtype=torch.int32))
 expected["strings"] = {"input": words, "output": exclaimed}
 
+class Three(torch.nn.Module):
+    def forward(self, INPUT__0: torch.Tensor):
+        return INPUT__0 + 1, INPUT__0 + 2, INPUT__0 + 3
+
+
+# Lists only some of forward()'s tensors: OUTPUT__2 is the third, whatever the config's length.
+write("some_outputs", Three(), """backend: "pytorch"
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT__2" data_type: TYPE_FP32 dims: [ 2 ] }, { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+""")
+
+
+class NoForward(torch.nn.Module):
+    @torch.jit.export
+    def other(self, x: torch.Tensor):
+        return x
+
+
+# TorchScript without a forward() method.
+write("no_forward", NoForward(), """backend: "pytorch"
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+""")
+
 # A model.pt that is not TorchScript.
 os.makedirs(os.path.join(root, "corrupt", "1"), exist_ok=True)
 with open(os.path.join(root, "corrupt", "1", "model.pt"), "wb") as f:

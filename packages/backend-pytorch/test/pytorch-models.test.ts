@@ -7,7 +7,7 @@ import { loadTorchAddon } from '../src/native.js';
 import { makeRepository, torchMissing } from './helpers.js';
 import type { Repository } from './helpers.js';
 
-const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts', 'slow', 'strings'];
+const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts', 'slow', 'strings', 'some_outputs'];
 const IDENTITIES = ['BOOL', 'UINT8', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'BF16', 'FP64'] as const;
 
 describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () => {
@@ -156,6 +156,19 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     await expect(wrongShape).rejects.toMatchObject({ code: 'INVALID_ARG' });
     const { outputs } = await server.infer('linear', { inputs: { INPUT__0: { datatype: 'FP32', shape: [1, 5], data: new Float32Array(5) } } });
     expect(outputs.OUTPUT__0!.shape).toEqual([1, 3]);
+  });
+
+  it('answers a config listing only some of the tensors forward() returns, each by its __<index>', async () => {
+    const { outputs } = await server.infer('some_outputs', { inputs: { INPUT__0: { datatype: 'FP32', shape: [2], data: new Float32Array([10, 20]) } } });
+    expect([...(outputs.OUTPUT__2!.data as Float32Array)]).toEqual([13, 23]);
+    expect([...(outputs.OUTPUT__0!.data as Float32Array)]).toEqual([11, 21]);
+  });
+
+  it('fails to load TorchScript without forward(), saying so, and keeps serving', async () => {
+    const error = (await server.loadModel('no_forward').catch((e: unknown) => e)) as InferenceError;
+    expect(error.message).toMatch(/model 'no_forward'.*no forward\(\) method/);
+    const { outputs } = await server.infer('some_outputs', { inputs: { INPUT__0: { datatype: 'FP32', shape: [2], data: new Float32Array([0, 0]) } } });
+    expect([...(outputs.OUTPUT__0!.data as Float32Array)]).toEqual([1, 1]);
   });
 
   it('fails to load a model.pt that is not TorchScript, saying so', async () => {
