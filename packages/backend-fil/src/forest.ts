@@ -15,7 +15,7 @@ export const NAN_IS_MISSING = 1;
 export const DEFAULT_LEFT = 2;
 /** A zero (|x| <= 1e-35, and a NaN read as 0) goes down the default side (LightGBM's zero_as_missing). */
 export const ZERO_IS_MISSING = 4;
-/** The node tests membership of a category set: member goes left, others (and NaN, negatives) right. */
+/** The node tests membership of a category set: member goes left, others (and NaN, values below 0 as integers) right. */
 export const CATEGORICAL = 8;
 const FLAG_BITS = 4;
 
@@ -149,8 +149,9 @@ function goesLeft(forest: Forest, packed: number, v: number, t: number): boolean
 }
 
 function inCategorySet(forest: Forest, k: number, v: number): boolean {
-  if (!(v >= 0)) return false;
+  // LightGBM truncates the value to an int first: -0.5 is category 0.
   const category = Math.trunc(v);
+  if (!(category >= 0)) return false;
   const word = forest.categoryBounds[k]! + (category >>> 5);
   if (category >= 2 ** 31 || word >= forest.categoryBounds[k + 1]!) return false;
   return ((forest.categoryBits[word]! >>> (category & 31)) & 1) === 1;

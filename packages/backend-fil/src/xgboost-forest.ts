@@ -79,6 +79,7 @@ export function xgboostForest(model: XgboostModel, file: string): Forest {
 
 function addTree(builder: ForestBuilder, tree: XgboostTree, name: string, group: number, weight: number, numFeatures: number, file: string): void {
   const n = tree.left.length;
+  if (n === 0) throw corruptModel(file, `${name} has no nodes`);
   for (const key of ['right', 'feature', 'condition', 'defaultLeft'] as const) {
     if (tree[key].length !== n) throw corruptModel(file, `${name} has ${tree[key].length} ${key} entries for ${n} nodes`);
   }

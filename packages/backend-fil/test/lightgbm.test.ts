@@ -25,6 +25,19 @@ describe.skipIf(cases.length === 0)('LightGBM model.txt against lightgbm.predict
   });
 });
 
+describe.skipIf(cases.length === 0)('a damaged model.txt', () => {
+  it('fails the load rather than losing a tree', () => {
+    const text = byName('regression').modelText;
+    expect(text).toMatch(/^tree_sizes=/m);
+    // A damaged Tree= line would merge two trees into one block.
+    expect(() => readLightGbm(text.replace('\nTree=1\n', '\nXree=1\n'), 'model.txt')).toThrow(/tree 0 has '.*' twice/);
+    const lastTree = text.lastIndexOf('Tree=');
+    const withoutLast = text.slice(0, lastTree) + text.slice(text.indexOf('end of trees'));
+    expect(() => readLightGbm(withoutLast, 'model.txt')).toThrow(/11 trees, but tree_sizes lists 12/);
+    expect(() => readLightGbm(text.replace('\nTree=2\n', '\nTree=7\n'), 'model.txt')).toThrow(/after tree 1 is numbered '7'/);
+  });
+});
+
 describe.skipIf(cases.length === 0)('a large batch', () => {
   it('is evaluated in slices that let the event loop turn, with the same results', async () => {
     const reference = byName('multiclass');

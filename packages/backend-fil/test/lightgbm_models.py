@@ -21,6 +21,9 @@ def features(categorical=False):
         x[:, 0] = rng.integers(0, 40, size=ROWS)
         x[::11, 0] = np.nan
         x[::13, 0] = -1
+        # LightGBM truncates a category to an int: -0.5 is category 0, 3.7 is 3.
+        x[::17, 0] = -0.5
+        x[1::19, 0] += 0.7
     return x
 
 

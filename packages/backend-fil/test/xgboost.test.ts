@@ -55,6 +55,16 @@ describe('XGBoost JSON reader', () => {
     expect(() => readXgboostJson(JSON.stringify(cyclic), 'x.json', false)).toThrow(/do not form trees/);
   });
 
+  it('refuses a tree without nodes, a lost tree, and UBJSON nested past reason', () => {
+    const empty = structuredClone(handTree);
+    Object.assign(empty.learner.gradient_booster.model.trees[0]!, { left_children: [], right_children: [], split_indices: [], split_conditions: [], default_left: [] });
+    expect(() => readXgboostJson(JSON.stringify(empty), 'x.json', false)).toThrow(/tree 0 has no nodes/);
+    const lost = structuredClone(handTree) as { learner: { gradient_booster: { model: Record<string, unknown> } } };
+    lost.learner.gradient_booster.model.gbtree_model_param = { num_trees: '2', num_parallel_tree: '1' };
+    expect(() => readXgboostJson(JSON.stringify(lost), 'x.json', false)).toThrow(/num_trees is 2, but it has 1 trees/);
+    expect(() => readXgboostUbj(new TextEncoder().encode('['.repeat(100_000)), 'x.ubj', false)).toThrow(/nest more than 64 deep/);
+  });
+
   it.each(cases.map((c) => [c.name, c] as const))('%s matches the independent evaluation', (_name, reference) => {
     const forest = readXgboostJson(reference.modelText, 'xgboost.json', false);
     const predictions = predict(forest, reference.x, reference.rows);
