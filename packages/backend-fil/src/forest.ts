@@ -22,7 +22,7 @@ const FLAG_BITS = 4;
 /** LightGBM's kZeroThreshold. */
 const ZERO_THRESHOLD = 1e-35;
 
-export type OutputTransform = 'identity' | 'sigmoid' | 'softmax' | 'exp' | 'square';
+export type OutputTransform = 'identity' | 'sigmoid' | 'softmax' | 'exp' | 'square' | 'softplus';
 
 export interface Forest {
   readonly numFeatures: number;
@@ -193,6 +193,7 @@ function finish(forest: Forest, out: Float64Array, rows: number): void {
     if (transform === 'sigmoid') out[i] = 1 / (1 + Math.exp(-sigmoidAlpha * v));
     else if (transform === 'exp') out[i] = Math.exp(v);
     else if (transform === 'square') out[i] = Math.sign(v) * v * v;
+    else if (transform === 'softplus') out[i] = Math.log1p(Math.exp(v));
   }
 }
 

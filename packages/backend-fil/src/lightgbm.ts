@@ -103,6 +103,8 @@ function objectiveTransform(objective: string, file: string): { transform: Outpu
     case 'multiclassova':
     case 'cross_entropy':
       return { transform: 'sigmoid', sigmoidAlpha };
+    case 'cross_entropy_lambda':
+      return { transform: 'softplus', sigmoidAlpha };
     case 'multiclass':
       return { transform: 'softmax', sigmoidAlpha };
     case 'poisson':
