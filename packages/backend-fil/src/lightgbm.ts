@@ -77,6 +77,7 @@ function readTree(tree: Block, index: number, perIteration: number, builder: For
     if (!Number.isInteger(feature) || feature < 0 || feature >= numFeatures) throw corruptModel(file, `${name} splits on feature ${feature}, outside 0..${numFeatures - 1}`);
     const decision = decisions[i]!;
     const missing = (decision >> 2) & 3;
+    if (!Number.isInteger(decision) || decision < 0 || decision > 15 || missing === 3) throw corruptModel(file, `${name} has decision_type ${decision}, not a LightGBM one`);
     let flags = decision & 2 ? DEFAULT_LEFT : 0;
     let threshold = thresholds[i]!;
     if (decision & 1) {

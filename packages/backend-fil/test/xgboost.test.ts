@@ -65,6 +65,19 @@ describe('XGBoost JSON reader', () => {
     expect(() => readXgboostUbj(new TextEncoder().encode('['.repeat(100_000)), 'x.ubj', false)).toThrow(/nest more than 64 deep/);
   });
 
+  it('refuses values outside their range: default_left, base_score, dart weights', () => {
+    const defaultLeft = structuredClone(handTree);
+    defaultLeft.learner.gradient_booster.model.trees[0]!.default_left = [3, 0, 0, 0, 0];
+    expect(() => readXgboostJson(JSON.stringify(defaultLeft), 'x.json', false)).toThrow(/tree 0 has default_left 3, not 0 or 1/);
+    const logistic = structuredClone(handTree);
+    logistic.learner.objective.name = 'binary:logistic';
+    logistic.learner.learner_model_param.base_score = '1';
+    expect(() => readXgboostJson(JSON.stringify(logistic), 'x.json', false)).toThrow(/base_score 1 is outside the range of objective 'binary:logistic'/);
+    const dart = structuredClone(handTree) as { learner: { gradient_booster: Record<string, unknown> } };
+    dart.learner.gradient_booster = { name: 'dart', gbtree: { name: 'gbtree', model: handTree.learner.gradient_booster.model }, weight_drop: [] };
+    expect(() => readXgboostJson(JSON.stringify(dart), 'x.json', false)).toThrow(/weight_drop has 0 entries for 1 trees/);
+  });
+
   it.each(cases.map((c) => [c.name, c] as const))('%s matches the independent evaluation', (_name, reference) => {
     const forest = readXgboostJson(reference.modelText, 'xgboost.json', false);
     const predictions = predict(forest, reference.x, reference.rows);
