@@ -43,6 +43,8 @@ export interface Forest {
   readonly transform: OutputTransform;
   /** The sigmoid's slope (LightGBM's `sigmoid:` objective argument). */
   readonly sigmoidAlpha: number;
+  /** The objective predicts the class, not its probabilities (XGBoost's multi:softmax). */
+  readonly predictsClass: boolean;
 }
 
 /** What a reader gives besides the trees. */

@@ -38,6 +38,7 @@ export function readLightGbm(text: string, file: string): Forest {
     average: header.has('average_output'),
     transform,
     sigmoidAlpha,
+    predictsClass: false,
   }, file);
 }
 

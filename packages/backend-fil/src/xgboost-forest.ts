@@ -45,6 +45,7 @@ const OBJECTIVES: Readonly<Record<string, { transform: OutputTransform; margin: 
   'binary:logistic': { transform: 'sigmoid', margin: (p) => -Math.log(1 / p - 1) },
   'reg:logistic': { transform: 'sigmoid', margin: (p) => -Math.log(1 / p - 1) },
   'multi:softprob': { transform: 'softmax', margin: (p) => p },
+  // Softmax gives the probabilities FIL's predict_proba returns; the class is their argmax (Forest.predictsClass).
   'multi:softmax': { transform: 'softmax', margin: (p) => p },
   'count:poisson': { transform: 'exp', margin: Math.log },
   'reg:gamma': { transform: 'exp', margin: Math.log },
@@ -77,6 +78,7 @@ export function xgboostForest(model: XgboostModel, file: string): Forest {
     average: false,
     transform: objective.transform,
     sigmoidAlpha: 1,
+    predictsClass: model.objective === 'multi:softmax',
   }, file);
 }
 

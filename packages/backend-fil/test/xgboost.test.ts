@@ -136,7 +136,11 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost models', () 
     await mkdir(join(repository.path, 'default_type', '1'), { recursive: true });
     await writeFile(join(repository.path, 'default_type', 'config.pbtxt'), filConfig({ name: 'default_type', features: binary.features, outputWidth: 1, parameters: { is_classifier: 'true' } }));
     await writeFile(join(repository.path, 'default_type', '1', 'xgboost.model'), binary.files['xgboost.model']!);
-    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb', 'xgb_ubj', 'default_type'], backends: [filBackend()] });
+    // multi:softmax predicts the class itself, with or without is_classifier.
+    await mkdir(join(repository.path, 'softmax', '1'), { recursive: true });
+    await writeFile(join(repository.path, 'softmax', 'config.pbtxt'), filConfig({ name: 'softmax', modelType: 'xgboost_json', features: reference.features, outputWidth: 1 }));
+    await writeFile(join(repository.path, 'softmax', '1', 'xgboost.json'), reference.modelText.replace('"multi:softprob"', '"multi:softmax"'));
+    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb', 'xgb_ubj', 'default_type', 'softmax'], backends: [filBackend()] });
   });
   afterAll(async () => {
     await server?.stop();
@@ -154,6 +158,9 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost models', () 
       return row.indexOf(Math.max(...row));
     };
     expect(Array.from(classes.outputs.output__0!.data as Float32Array)).toEqual(Array.from({ length: reference.rows }, (_, r) => argmax(r)));
+    const softmax = await server.infer('softmax', { inputs: { input__0: { datatype: 'FP32', shape: [reference.rows, reference.features], data: reference.x } } });
+    expect(softmax.outputs.output__0!.shape).toEqual([reference.rows, 1]);
+    expect(Array.from(softmax.outputs.output__0!.data as Float32Array)).toEqual(Array.from({ length: reference.rows }, (_, r) => argmax(r)));
   });
 
   it('reads the legacy binary when the config names no model_type', async () => {
