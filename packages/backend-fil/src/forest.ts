@@ -97,6 +97,8 @@ export class ForestBuilder {
       return first;
     });
     if (this.feature.some((f) => f >= 2 ** (31 - FLAG_BITS))) throw corruptModel(file, `a split's feature index is over ${2 ** (31 - FLAG_BITS)}`);
+    // A NaN threshold would send every value down the missing-value side.
+    if (order.some((node) => this.feature[node]! >= 0 && Number.isNaN(this.threshold[node]!))) throw corruptModel(file, "a split's threshold is NaN");
     const nodes = new Int32Array(order.length * 2);
     const threshold = new Float64Array(order.length);
     order.forEach((node, i) => {

@@ -35,6 +35,7 @@ describe.skipIf(cases.length === 0)('a damaged model.txt', () => {
     const withoutLast = text.slice(0, lastTree) + text.slice(text.indexOf('end of trees'));
     expect(() => readLightGbm(withoutLast, 'model.txt')).toThrow(/11 trees, but tree_sizes lists 12/);
     expect(() => readLightGbm(text.replace('\nTree=2\n', '\nTree=7\n'), 'model.txt')).toThrow(/after tree 1 is numbered '7'/);
+    expect(() => readLightGbm(text.replace(/^threshold=\S+/m, 'threshold=nan'), 'model.txt')).toThrow(/threshold is NaN/);
     // Missing type 3 does not exist.
     expect(() => readLightGbm(text.replace(/^decision_type=\d+/m, 'decision_type=12'), 'model.txt')).toThrow(/decision_type 12, not a LightGBM one/);
   });
