@@ -150,7 +150,7 @@ function blocks(text: string, file: string): Block[] {
 }
 
 function integer(block: Block, key: string, file: string): number {
-  const value = Number(required(block, key, file));
+  const value = parseNumber(required(block, key, file), file, key);
   if (!Number.isInteger(value)) throw corruptModel(file, `${key} '${block.get(key)}' is not an integer`);
   return value;
 }

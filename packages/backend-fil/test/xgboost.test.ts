@@ -112,6 +112,7 @@ describe('XGBoost legacy binary reader', () => {
     expect(() => readXgboostBinary(bytes.subarray(0, bytes.length - 10), 'xgboost.model')).toThrow(/ends inside tree_info/);
     expect(() => readXgboostBinary(bytes.subarray(0, 100), 'xgboost.model')).toThrow(/ends inside the learner parameters/);
     expect(() => readXgboostBinary(cases[0]!.files['xgboost.json']!, 'xgboost.model')).toThrow(/xgboost_json/);
+    expect(() => readXgboostBinary(cases[0]!.files['xgboost.ubj']!, 'xgboost.model')).toThrow(/xgboost_ubj/);
   });
 });
 
