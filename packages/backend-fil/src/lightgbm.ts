@@ -48,6 +48,7 @@ function readTree(tree: Block, index: number, perIteration: number, builder: For
   const group = index % perIteration;
   if (tree.get('is_linear') === '1') throw unsupportedModel(file, `${name} is a linear tree (linear_tree=true), which FIL does not evaluate`);
   const numLeaves = integer(tree, 'num_leaves', file);
+  if (numLeaves < 1) throw corruptModel(file, `${name} has num_leaves ${numLeaves}`);
   const leafValues = numbers(tree, 'leaf_value', file, numLeaves);
   const inner = numLeaves - 1;
   const base = builder.addTree(numLeaves + inner, group);

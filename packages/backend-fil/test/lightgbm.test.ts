@@ -37,6 +37,7 @@ describe.skipIf(cases.length === 0)('a damaged model.txt', () => {
     expect(() => readLightGbm(text.replace('\nTree=2\n', '\nTree=7\n'), 'model.txt')).toThrow(/after tree 1 is numbered '7'/);
     expect(() => readLightGbm(text.replace(/^threshold=\S+/m, 'threshold=nan'), 'model.txt')).toThrow(/threshold is NaN/);
     expect(() => readLightGbm(text.replace(/^max_feature_idx=.*$/m, 'max_feature_idx='), 'model.txt')).toThrow(/max_feature_idx '' is not a number/);
+    expect(() => readLightGbm(text.replace(/^num_leaves=.*$/m, 'num_leaves=0').replace(/^leaf_value=.*$/m, 'leaf_value='), 'model.txt')).toThrow(/tree 0 has num_leaves 0/);
     // Missing type 3 does not exist.
     expect(() => readLightGbm(text.replace(/^decision_type=\d+/m, 'decision_type=12'), 'model.txt')).toThrow(/decision_type 12, not a LightGBM one/);
   });
