@@ -2,7 +2,7 @@ import { InferenceError, elementCount, gatherBatchInput, scatterBatchOutputs } f
 import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core';
 import type { Forest } from './forest.js';
 import { loadForest, modelFilePath } from './model-file.js';
-import { outputWidth, shapeOutput } from './outputs.js';
+import { classifies, outputWidth, shapeOutput } from './outputs.js';
 import { readParameters } from './parameters.js';
 import type { FilParameters } from './parameters.js';
 import { predictYielding } from './yielding-predict.js';
@@ -76,6 +76,6 @@ function checkTensors(config: NormalizedModelConfig, forest: Forest, parameters:
   };
   expect(input!.dims, forest.numFeatures, `'${INPUT_NAME}' (features)`);
   const width = outputWidth(forest, parameters, output!.dims.at(-1) ?? -1);
-  expect(output!.dims, width, `'${OUTPUT_NAME}' (${parameters.isClassifier ? (parameters.predictProba ? 'class probabilities' : 'the class') : 'predictions'})`);
+  expect(output!.dims, width, `'${OUTPUT_NAME}' (${classifies(forest, parameters) ? (parameters.predictProba ? 'class probabilities' : 'the class') : 'predictions'})`);
   return width;
 }

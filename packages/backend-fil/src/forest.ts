@@ -15,14 +15,14 @@ export const NAN_IS_MISSING = 1;
 export const DEFAULT_LEFT = 2;
 /** A zero (|x| <= 1e-35, and a NaN read as 0) goes down the default side (LightGBM's zero_as_missing). */
 export const ZERO_IS_MISSING = 4;
-/** The node tests membership of a category set: member goes left, others (and NaN, negatives) right. */
+/** The node tests membership of a category set: member goes left, others (and NaN, values below 0 as integers) right. */
 export const CATEGORICAL = 8;
 const FLAG_BITS = 4;
 
 /** LightGBM's kZeroThreshold. */
 const ZERO_THRESHOLD = 1e-35;
 
-export type OutputTransform = 'identity' | 'sigmoid' | 'softmax' | 'exp' | 'square';
+export type OutputTransform = 'identity' | 'sigmoid' | 'softmax' | 'exp' | 'square' | 'softplus';
 
 export interface Forest {
   readonly numFeatures: number;
@@ -43,6 +43,8 @@ export interface Forest {
   readonly transform: OutputTransform;
   /** The sigmoid's slope (LightGBM's `sigmoid:` objective argument). */
   readonly sigmoidAlpha: number;
+  /** The objective predicts the class, not its probabilities (XGBoost's multi:softmax). */
+  readonly predictsClass: boolean;
 }
 
 /** What a reader gives besides the trees. */
@@ -95,6 +97,8 @@ export class ForestBuilder {
       return first;
     });
     if (this.feature.some((f) => f >= 2 ** (31 - FLAG_BITS))) throw corruptModel(file, `a split's feature index is over ${2 ** (31 - FLAG_BITS)}`);
+    // A NaN threshold would send every value down the missing-value side.
+    if (order.some((node) => this.feature[node]! >= 0 && Number.isNaN(this.threshold[node]!))) throw corruptModel(file, "a split's threshold is NaN");
     const nodes = new Int32Array(order.length * 2);
     const threshold = new Float64Array(order.length);
     order.forEach((node, i) => {
@@ -149,8 +153,9 @@ function goesLeft(forest: Forest, packed: number, v: number, t: number): boolean
 }
 
 function inCategorySet(forest: Forest, k: number, v: number): boolean {
-  if (!(v >= 0)) return false;
+  // LightGBM truncates the value to an int first: -0.5 is category 0.
   const category = Math.trunc(v);
+  if (!(category >= 0)) return false;
   const word = forest.categoryBounds[k]! + (category >>> 5);
   if (category >= 2 ** 31 || word >= forest.categoryBounds[k + 1]!) return false;
   return ((forest.categoryBits[word]! >>> (category & 31)) & 1) === 1;
@@ -192,6 +197,7 @@ function finish(forest: Forest, out: Float64Array, rows: number): void {
     if (transform === 'sigmoid') out[i] = 1 / (1 + Math.exp(-sigmoidAlpha * v));
     else if (transform === 'exp') out[i] = Math.exp(v);
     else if (transform === 'square') out[i] = Math.sign(v) * v * v;
+    else if (transform === 'softplus') out[i] = Math.log1p(Math.exp(v));
   }
 }
 

@@ -19,12 +19,16 @@ export function readLightGbm(text: string, file: string): Forest {
   const numFeatures = integer(header, 'max_feature_idx', file) + 1;
   if (numClass < 1 || perIteration < 1 || numFeatures < 1) throw corruptModel(file, 'num_class, num_tree_per_iteration and max_feature_idx must be positive');
   if (trees.length === 0) throw corruptModel(file, 'it has no trees');
+  // tree_sizes (LightGBM >= 2.3) lists every tree: a lost or merged Tree= line shows here.
+  const sizes = header.get('tree_sizes')?.trim().split(/\s+/);
+  if (sizes && sizes.length !== trees.length) throw corruptModel(file, `it has ${trees.length} trees, but tree_sizes lists ${sizes.length}`);
+  if (trees.length % perIteration !== 0) throw corruptModel(file, `it has ${trees.length} trees, not a multiple of num_tree_per_iteration ${perIteration}`);
   const { transform, sigmoidAlpha } = objectiveTransform(header.get('objective') ?? '', file);
 
   const builder = new ForestBuilder();
   const bounds: number[] = [0];
   const bits: number[] = [];
-  trees.forEach((tree, t) => readTree(tree, t % perIteration, builder, bounds, bits, numFeatures, file));
+  trees.forEach((tree, t) => readTree(tree, t, perIteration, builder, bounds, bits, numFeatures, file));
   return builder.build({
     numFeatures,
     numGroups: perIteration,
@@ -34,13 +38,17 @@ export function readLightGbm(text: string, file: string): Forest {
     average: header.has('average_output'),
     transform,
     sigmoidAlpha,
+    predictsClass: false,
   }, file);
 }
 
-function readTree(tree: Block, group: number, builder: ForestBuilder, bounds: number[], bits: number[], numFeatures: number, file: string): void {
+function readTree(tree: Block, index: number, perIteration: number, builder: ForestBuilder, bounds: number[], bits: number[], numFeatures: number, file: string): void {
   const name = `tree ${tree.get('Tree')}`;
+  if (tree.get('Tree') !== String(index)) throw corruptModel(file, `the tree after tree ${index - 1} is numbered '${tree.get('Tree')}'`);
+  const group = index % perIteration;
   if (tree.get('is_linear') === '1') throw unsupportedModel(file, `${name} is a linear tree (linear_tree=true), which FIL does not evaluate`);
   const numLeaves = integer(tree, 'num_leaves', file);
+  if (numLeaves < 1) throw corruptModel(file, `${name} has num_leaves ${numLeaves}`);
   const leafValues = numbers(tree, 'leaf_value', file, numLeaves);
   const inner = numLeaves - 1;
   const base = builder.addTree(numLeaves + inner, group);
@@ -71,6 +79,7 @@ function readTree(tree: Block, group: number, builder: ForestBuilder, bounds: nu
     if (!Number.isInteger(feature) || feature < 0 || feature >= numFeatures) throw corruptModel(file, `${name} splits on feature ${feature}, outside 0..${numFeatures - 1}`);
     const decision = decisions[i]!;
     const missing = (decision >> 2) & 3;
+    if (!Number.isInteger(decision) || decision < 0 || decision > 15 || missing === 3) throw corruptModel(file, `${name} has decision_type ${decision}, not a LightGBM one`);
     let flags = decision & 2 ? DEFAULT_LEFT : 0;
     let threshold = thresholds[i]!;
     if (decision & 1) {
@@ -97,6 +106,8 @@ function objectiveTransform(objective: string, file: string): { transform: Outpu
     case 'multiclassova':
     case 'cross_entropy':
       return { transform: 'sigmoid', sigmoidAlpha };
+    case 'cross_entropy_lambda':
+      return { transform: 'softplus', sigmoidAlpha };
     case 'multiclass':
       return { transform: 'softmax', sigmoidAlpha };
     case 'poisson':
@@ -131,13 +142,16 @@ function blocks(text: string, file: string): Block[] {
     const eq = line.indexOf('=');
     const key = eq < 0 ? line : line.slice(0, eq);
     if (key === 'Tree') result.push(new Map());
-    result[result.length - 1]!.set(key, eq < 0 ? '' : line.slice(eq + 1));
+    const block = result[result.length - 1]!;
+    // A key twice in a block means a damaged Tree= line merged two trees.
+    if (block.has(key)) throw corruptModel(file, `${block.has('Tree') ? `tree ${block.get('Tree')}` : 'the header'} has '${key}' twice`);
+    block.set(key, eq < 0 ? '' : line.slice(eq + 1));
   }
   return result;
 }
 
 function integer(block: Block, key: string, file: string): number {
-  const value = Number(required(block, key, file));
+  const value = parseNumber(required(block, key, file), file, key);
   if (!Number.isInteger(value)) throw corruptModel(file, `${key} '${block.get(key)}' is not an integer`);
   return value;
 }

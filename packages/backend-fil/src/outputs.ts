@@ -6,12 +6,19 @@ import type { FilParameters } from './parameters.js';
  * they are; a classifier returns class probabilities with predict_proba, else the
  * class: p > threshold for binary, argmax for multi-class. A binary model's
  * probabilities are [1 - p, p] (FIL's QA configs: dims [2]), or p alone where the
- * config's output has dims [1] (FIL's docs: "a single class").
+ * config's output has dims [1] (FIL's docs: "a single class"). A model whose objective
+ * predicts the class (XGBoost's multi:softmax) gives the class as a classifier does,
+ * whatever is_classifier says, as XGBoost's own predict() does.
  */
+
+/** Whether output__0 is the class or class probabilities rather than the raw predictions. */
+export function classifies(forest: Forest, parameters: FilParameters): boolean {
+  return parameters.isClassifier || forest.predictsClass;
+}
 
 /** Values per row of output__0, given the last dimension the config declares (-1: any). */
 export function outputWidth(forest: Forest, parameters: FilParameters, declared: number): number {
-  if (!parameters.isClassifier) return forest.numGroups;
+  if (!classifies(forest, parameters)) return forest.numGroups;
   if (!parameters.predictProba) return 1;
   if (forest.numGroups > 1) return forest.numGroups;
   return declared === 1 ? 1 : 2;
@@ -19,7 +26,7 @@ export function outputWidth(forest: Forest, parameters: FilParameters, declared:
 
 export function shapeOutput(forest: Forest, parameters: FilParameters, width: number, predictions: Float64Array, rows: number): Float32Array {
   const groups = forest.numGroups;
-  if (!parameters.isClassifier || (parameters.predictProba && width === groups)) return Float32Array.from(predictions);
+  if (!classifies(forest, parameters) || (parameters.predictProba && width === groups)) return Float32Array.from(predictions);
   const out = new Float32Array(rows * width);
   for (let r = 0; r < rows; r++) {
     if (groups === 1) {

@@ -7,11 +7,14 @@ import { corruptModel } from './model-error.js';
  */
 
 const INT_SIZES: Readonly<Record<string, number>> = { i: 1, U: 1, I: 2, l: 4, L: 8 };
+/** XGBoost's documents nest a few levels; far deeper is a damaged file, refused before the stack runs out. */
+const MAX_DEPTH = 64;
 
 export function decodeUbjson(bytes: Uint8Array, file: string): unknown {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const text = new TextDecoder();
   let offset = 0;
+  let depth = 0;
   const take = (n: number) => {
     if (offset + n > bytes.length) throw corruptModel(file, 'it ends inside a UBJSON value (truncated, or not UBJSON)');
     const at = offset;
@@ -35,10 +38,16 @@ export function decodeUbjson(bytes: Uint8Array, file: string): unknown {
       case 'C': return String.fromCharCode(bytes[take(1)]!);
       case 'S': return string();
       case 'H': return Number(string());
-      case '[': return array();
-      case '{': return object();
+      case '[': return nested(array);
+      case '{': return nested(object);
       default: throw corruptModel(file, `it holds an unknown UBJSON type '${type}' at byte ${offset - 1}`);
     }
+  };
+  const nested = (container: () => unknown) => {
+    if (++depth > MAX_DEPTH) throw corruptModel(file, `its UBJSON containers nest more than ${MAX_DEPTH} deep`);
+    const value = container();
+    depth--;
+    return value;
   };
   const length = () => {
     const type = marker();

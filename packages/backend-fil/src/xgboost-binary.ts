@@ -64,7 +64,7 @@ class Reader {
 export function readXgboostBinary(bytes: Uint8Array, file: string): Forest {
   const reader = new Reader(bytes, file);
   if (reader.peekMagic('binf')) reader.take(4, 'the "binf" header');
-  else if (reader.peekMagic('{')) throw corruptModel(file, 'it looks like JSON or UBJSON: set model_type to xgboost_json');
+  else if (reader.peekMagic('{')) throw corruptModel(file, 'it looks like JSON or UBJSON: set model_type to xgboost_json or xgboost_ubj');
   const learner = reader.take(LEARNER_PARAM_BYTES, 'the learner parameters');
   const objective = reader.string('the objective name');
   const booster = reader.string('the booster name');

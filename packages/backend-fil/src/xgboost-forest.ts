@@ -45,6 +45,7 @@ const OBJECTIVES: Readonly<Record<string, { transform: OutputTransform; margin: 
   'binary:logistic': { transform: 'sigmoid', margin: (p) => -Math.log(1 / p - 1) },
   'reg:logistic': { transform: 'sigmoid', margin: (p) => -Math.log(1 / p - 1) },
   'multi:softprob': { transform: 'softmax', margin: (p) => p },
+  // Softmax gives the probabilities FIL's predict_proba returns; the class is their argmax (Forest.predictsClass).
   'multi:softmax': { transform: 'softmax', margin: (p) => p },
   'count:poisson': { transform: 'exp', margin: Math.log },
   'reg:gamma': { transform: 'exp', margin: Math.log },
@@ -59,26 +60,31 @@ export function xgboostForest(model: XgboostModel, file: string): Forest {
   if (trees.length === 0) throw corruptModel(file, 'it has no trees');
   if (!(numFeatures >= 1)) throw corruptModel(file, `num_feature is ${numFeatures}`);
   if (treeGroups.length !== trees.length) throw corruptModel(file, `tree_info has ${treeGroups.length} entries for ${trees.length} trees`);
+  if (model.weights && model.weights.length !== trees.length) throw corruptModel(file, `weight_drop has ${model.weights.length} entries for ${trees.length} trees`);
+  const baseMargin = objective.margin(model.baseScore);
+  if (!Number.isFinite(baseMargin)) throw corruptModel(file, `base_score ${model.baseScore} is outside the range of objective '${model.objective}'`);
   const builder = new ForestBuilder();
   trees.forEach((tree, t) => {
     const group = treeGroups[t]!;
     if (!Number.isInteger(group) || group < 0 || group >= numGroups) throw corruptModel(file, `tree ${t} adds to output ${group}, outside 0..${numGroups - 1}`);
-    addTree(builder, tree, `tree ${t}`, group, model.weights?.[t] ?? 1, numFeatures, file);
+    addTree(builder, tree, `tree ${t}`, group, model.weights ? model.weights[t]! : 1, numFeatures, file);
   });
   return builder.build({
     numFeatures,
     numGroups,
     categoryBounds: new Int32Array(1),
     categoryBits: new Uint32Array(0),
-    baseScore: objective.margin(model.baseScore),
+    baseScore: baseMargin,
     average: false,
     transform: objective.transform,
     sigmoidAlpha: 1,
+    predictsClass: model.objective === 'multi:softmax',
   }, file);
 }
 
 function addTree(builder: ForestBuilder, tree: XgboostTree, name: string, group: number, weight: number, numFeatures: number, file: string): void {
   const n = tree.left.length;
+  if (n === 0) throw corruptModel(file, `${name} has no nodes`);
   for (const key of ['right', 'feature', 'condition', 'defaultLeft'] as const) {
     if (tree[key].length !== n) throw corruptModel(file, `${name} has ${tree[key].length} ${key} entries for ${n} nodes`);
   }
@@ -93,10 +99,12 @@ function addTree(builder: ForestBuilder, tree: XgboostTree, name: string, group:
       continue;
     }
     const feature = tree.feature[i]!;
+    const defaultLeft = tree.defaultLeft[i];
+    if (defaultLeft !== 0 && defaultLeft !== 1) throw corruptModel(file, `${name} has default_left ${defaultLeft}, not 0 or 1`);
     if (!Number.isInteger(feature) || feature < 0 || feature >= numFeatures) throw corruptModel(file, `${name} splits on feature ${feature}, outside 0..${numFeatures - 1}`);
     builder.feature[base + i] = feature;
     builder.threshold[base + i] = belowFloat32(tree.condition[i]!);
-    builder.flags[base + i] = NAN_IS_MISSING | (tree.defaultLeft[i] ? DEFAULT_LEFT : 0);
+    builder.flags[base + i] = NAN_IS_MISSING | (defaultLeft ? DEFAULT_LEFT : 0);
     builder.left[base + i] = child(tree.left[i]!);
     builder.right[base + i] = child(tree.right[i]!);
   }

@@ -45,6 +45,8 @@ function readXgboostDocument(root: unknown, file: string, allowUnknownField: boo
   const params = at(learner.learner_model_param, 'learner.learner_model_param');
   const trees = model.trees;
   if (!Array.isArray(trees)) throw corruptModel(file, 'the booster model has no trees array');
+  const declaredTrees = (model.gbtree_model_param as Json | undefined)?.num_trees;
+  if (declaredTrees !== undefined && Number(declaredTrees) !== trees.length) throw corruptModel(file, `gbtree_model_param.num_trees is ${String(declaredTrees)}, but it has ${trees.length} trees`);
   const count = (key: string, fallback: number) => parseNumber(String(params[key] ?? fallback), file, key);
   return xgboostForest({
     numFeatures: count('num_feature', 0),

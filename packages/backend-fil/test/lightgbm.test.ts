@@ -25,6 +25,24 @@ describe.skipIf(cases.length === 0)('LightGBM model.txt against lightgbm.predict
   });
 });
 
+describe.skipIf(cases.length === 0)('a damaged model.txt', () => {
+  it('fails the load rather than losing a tree', () => {
+    const text = byName('regression').modelText;
+    expect(text).toMatch(/^tree_sizes=/m);
+    // A damaged Tree= line would merge two trees into one block.
+    expect(() => readLightGbm(text.replace('\nTree=1\n', '\nXree=1\n'), 'model.txt')).toThrow(/tree 0 has '.*' twice/);
+    const lastTree = text.lastIndexOf('Tree=');
+    const withoutLast = text.slice(0, lastTree) + text.slice(text.indexOf('end of trees'));
+    expect(() => readLightGbm(withoutLast, 'model.txt')).toThrow(/11 trees, but tree_sizes lists 12/);
+    expect(() => readLightGbm(text.replace('\nTree=2\n', '\nTree=7\n'), 'model.txt')).toThrow(/after tree 1 is numbered '7'/);
+    expect(() => readLightGbm(text.replace(/^threshold=\S+/m, 'threshold=nan'), 'model.txt')).toThrow(/threshold is NaN/);
+    expect(() => readLightGbm(text.replace(/^max_feature_idx=.*$/m, 'max_feature_idx='), 'model.txt')).toThrow(/max_feature_idx '' is not a number/);
+    expect(() => readLightGbm(text.replace(/^num_leaves=.*$/m, 'num_leaves=0').replace(/^leaf_value=.*$/m, 'leaf_value='), 'model.txt')).toThrow(/tree 0 has num_leaves 0/);
+    // Missing type 3 does not exist.
+    expect(() => readLightGbm(text.replace(/^decision_type=\d+/m, 'decision_type=12'), 'model.txt')).toThrow(/decision_type 12, not a LightGBM one/);
+  });
+});
+
 describe.skipIf(cases.length === 0)('a large batch', () => {
   it('is evaluated in slices that let the event loop turn, with the same results', async () => {
     const reference = byName('multiclass');

@@ -21,6 +21,9 @@ def features(categorical=False):
         x[:, 0] = rng.integers(0, 40, size=ROWS)
         x[::11, 0] = np.nan
         x[::13, 0] = -1
+        # LightGBM truncates a category to an int: -0.5 is category 0, 3.7 is 3.
+        x[::17, 0] = -0.5
+        x[1::19, 0] += 0.7
     return x
 
 
@@ -46,10 +49,16 @@ cases = [
     case("regression_no_missing", {"objective": "regression", "use_missing": False}, lambda x: x[:, 0] * 2 + x[:, 3]),
     case("regression", {"objective": "regression"}, lambda x: x[:, 0] * 2 + x[:, 3]),
     case("poisson", {"objective": "poisson"}, lambda x: np.round(np.exp(x[:, 1]))),
+    case("gamma", {"objective": "gamma"}, lambda x: np.exp(x[:, 1]) + 0.1),
+    case("regression_sqrt", {"objective": "regression", "reg_sqrt": True}, lambda x: np.abs(x[:, 0]) * 3),
+    case("binary_sigmoid", {"objective": "binary", "sigmoid": 0.5}, lambda x: (x[:, 0] > 0).astype(int)),
+    case("cross_entropy", {"objective": "cross_entropy"}, lambda x: 1 / (1 + np.exp(-x[:, 0]))),
+    case("cross_entropy_lambda", {"objective": "cross_entropy_lambda"}, lambda x: 1 / (1 + np.exp(-x[:, 0]))),
     case("multiclass", {"objective": "multiclass", "num_class": 3}, lambda x: np.digitize(x[:, 0] + x[:, 4], [-0.5, 0.5])),
     case("multiclassova", {"objective": "multiclassova", "num_class": 3}, lambda x: np.digitize(x[:, 1], [-0.5, 0.5])),
     case("categorical", {"objective": "regression", "max_cat_to_onehot": 2}, lambda x: (x[:, 0] % 7) + x[:, 1], categorical=True),
     case("random_forest", {"objective": "binary", "boosting": "rf", "bagging_freq": 1, "bagging_fraction": 0.7}, lambda x: (x[:, 0] > 0).astype(int)),
+    case("random_forest_multiclass", {"objective": "multiclass", "num_class": 3, "boosting": "rf", "bagging_freq": 1, "bagging_fraction": 0.7}, lambda x: np.digitize(x[:, 1], [-0.5, 0.5])),
 ]
 # A file, not stdout: LightGBM prints its warnings there.
 with open(os.path.join(out, "cases.json"), "w") as manifest:

@@ -55,6 +55,29 @@ describe('XGBoost JSON reader', () => {
     expect(() => readXgboostJson(JSON.stringify(cyclic), 'x.json', false)).toThrow(/do not form trees/);
   });
 
+  it('refuses a tree without nodes, a lost tree, and UBJSON nested past reason', () => {
+    const empty = structuredClone(handTree);
+    Object.assign(empty.learner.gradient_booster.model.trees[0]!, { left_children: [], right_children: [], split_indices: [], split_conditions: [], default_left: [] });
+    expect(() => readXgboostJson(JSON.stringify(empty), 'x.json', false)).toThrow(/tree 0 has no nodes/);
+    const lost = structuredClone(handTree) as { learner: { gradient_booster: { model: Record<string, unknown> } } };
+    lost.learner.gradient_booster.model.gbtree_model_param = { num_trees: '2', num_parallel_tree: '1' };
+    expect(() => readXgboostJson(JSON.stringify(lost), 'x.json', false)).toThrow(/num_trees is 2, but it has 1 trees/);
+    expect(() => readXgboostUbj(new TextEncoder().encode('['.repeat(100_000)), 'x.ubj', false)).toThrow(/nest more than 64 deep/);
+  });
+
+  it('refuses values outside their range: default_left, base_score, dart weights', () => {
+    const defaultLeft = structuredClone(handTree);
+    defaultLeft.learner.gradient_booster.model.trees[0]!.default_left = [3, 0, 0, 0, 0];
+    expect(() => readXgboostJson(JSON.stringify(defaultLeft), 'x.json', false)).toThrow(/tree 0 has default_left 3, not 0 or 1/);
+    const logistic = structuredClone(handTree);
+    logistic.learner.objective.name = 'binary:logistic';
+    logistic.learner.learner_model_param.base_score = '1';
+    expect(() => readXgboostJson(JSON.stringify(logistic), 'x.json', false)).toThrow(/base_score 1 is outside the range of objective 'binary:logistic'/);
+    const dart = structuredClone(handTree) as { learner: { gradient_booster: Record<string, unknown> } };
+    dart.learner.gradient_booster = { name: 'dart', gbtree: { name: 'gbtree', model: handTree.learner.gradient_booster.model }, weight_drop: [] };
+    expect(() => readXgboostJson(JSON.stringify(dart), 'x.json', false)).toThrow(/weight_drop has 0 entries for 1 trees/);
+  });
+
   it.each(cases.map((c) => [c.name, c] as const))('%s matches the independent evaluation', (_name, reference) => {
     const forest = readXgboostJson(reference.modelText, 'xgboost.json', false);
     const predictions = predict(forest, reference.x, reference.rows);
@@ -89,6 +112,7 @@ describe('XGBoost legacy binary reader', () => {
     expect(() => readXgboostBinary(bytes.subarray(0, bytes.length - 10), 'xgboost.model')).toThrow(/ends inside tree_info/);
     expect(() => readXgboostBinary(bytes.subarray(0, 100), 'xgboost.model')).toThrow(/ends inside the learner parameters/);
     expect(() => readXgboostBinary(cases[0]!.files['xgboost.json']!, 'xgboost.model')).toThrow(/xgboost_json/);
+    expect(() => readXgboostBinary(cases[0]!.files['xgboost.ubj']!, 'xgboost.model')).toThrow(/xgboost_ubj/);
   });
 });
 
@@ -113,7 +137,11 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost models', () 
     await mkdir(join(repository.path, 'default_type', '1'), { recursive: true });
     await writeFile(join(repository.path, 'default_type', 'config.pbtxt'), filConfig({ name: 'default_type', features: binary.features, outputWidth: 1, parameters: { is_classifier: 'true' } }));
     await writeFile(join(repository.path, 'default_type', '1', 'xgboost.model'), binary.files['xgboost.model']!);
-    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb', 'xgb_ubj', 'default_type'], backends: [filBackend()] });
+    // multi:softmax predicts the class itself, with or without is_classifier.
+    await mkdir(join(repository.path, 'softmax', '1'), { recursive: true });
+    await writeFile(join(repository.path, 'softmax', 'config.pbtxt'), filConfig({ name: 'softmax', modelType: 'xgboost_json', features: reference.features, outputWidth: 1 }));
+    await writeFile(join(repository.path, 'softmax', '1', 'xgboost.json'), reference.modelText.replace('"multi:softprob"', '"multi:softmax"'));
+    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['xgb', 'xgb_ubj', 'default_type', 'softmax'], backends: [filBackend()] });
   });
   afterAll(async () => {
     await server?.stop();
@@ -131,6 +159,9 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost models', () 
       return row.indexOf(Math.max(...row));
     };
     expect(Array.from(classes.outputs.output__0!.data as Float32Array)).toEqual(Array.from({ length: reference.rows }, (_, r) => argmax(r)));
+    const softmax = await server.infer('softmax', { inputs: { input__0: { datatype: 'FP32', shape: [reference.rows, reference.features], data: reference.x } } });
+    expect(softmax.outputs.output__0!.shape).toEqual([reference.rows, 1]);
+    expect(Array.from(softmax.outputs.output__0!.data as Float32Array)).toEqual(Array.from({ length: reference.rows }, (_, r) => argmax(r)));
   });
 
   it('reads the legacy binary when the config names no model_type', async () => {
