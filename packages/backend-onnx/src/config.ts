@@ -46,7 +46,3 @@ export function modelSideDims(tensor: { readonly dims: number[]; readonly reshap
   return tensor.reshape?.shape ?? tensor.dims;
 }
 
-/** The sequence batcher's control tensors (START, END, READY, CORRID), which are model inputs too. */
-export function controlInputNames(config: NormalizedModelConfig): string[] {
-  return (config.sequence_batching?.control_input ?? []).map((c) => c.name).filter((name) => name !== '');
-}

@@ -1,6 +1,7 @@
 import {
   InferenceError,
   batchInputTensors,
+  controlInputNames,
   dataTypeFromConfig,
   elementCount,
   gatherBatchInput,
@@ -12,7 +13,6 @@ import {
 } from '@tritium/core';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core';
 import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core';
-import { controlInputNames } from './config.js';
 import type { SessionThread, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime } from './runtime.js';
 import type { SessionSlot } from './session-slot.js';

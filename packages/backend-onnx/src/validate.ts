@@ -1,6 +1,6 @@
-import { InferenceError, dataTypeFromConfig, dataTypeToConfig, shapeToString } from '@tritium/core';
+import { InferenceError, controlInputNames, dataTypeFromConfig, dataTypeToConfig, shapeToString } from '@tritium/core';
 import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core';
-import { controlInputNames, modelSideDims } from './config.js';
+import { modelSideDims } from './config.js';
 import type { ModelSignature, TensorSignature } from './signature.js';
 
 /**

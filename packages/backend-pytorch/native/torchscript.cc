@@ -57,6 +57,8 @@ struct RunOptions {
   std::optional<bool> jitExecutor;
   std::optional<bool> jitProfiling;
   bool cacheCleaning = false;
+  // forward() takes one Dict[str, Tensor] of the inputs by name, as Triton allows.
+  bool dictInput = false;
 };
 
 void OptionalFlag(const Napi::Object& options, const char* key, std::optional<bool>& out) {
@@ -72,6 +74,7 @@ struct Loaded {
 // An input: a view of a JS typed array (referenced until the run is over), or for BYTES
 // the List[str] Triton gives forward(), built on the loop.
 struct InputView {
+  std::string name;
   Napi::Reference<Napi::Value> owner;
   void* data = nullptr;
   std::vector<int64_t> shape;
@@ -135,15 +138,19 @@ struct ForwardJob {
       else noGrad.emplace();
 
       std::vector<c10::IValue> arguments;
-      arguments.reserve(inputs.size());
+      c10::Dict<std::string, at::Tensor> byName;
       for (const auto& input : inputs) {
         if (input.strings) {
           arguments.emplace_back(*input.strings);
           continue;
         }
-        auto tensor = torch::from_blob(input.data, input.shape, torch::TensorOptions().dtype(input.scalar));
-        arguments.emplace_back(tensor.to(loaded->device).contiguous());
+        // A copy, so a model that writes into its inputs cannot change the caller's arrays.
+        auto view = torch::from_blob(input.data, input.shape, torch::TensorOptions().dtype(input.scalar));
+        at::Tensor tensor = loaded->device.is_cpu() ? view.clone() : view.to(loaded->device);
+        if (options.dictInput) byName.insert(input.name, tensor);
+        else arguments.emplace_back(std::move(tensor));
       }
+      if (options.dictInput) arguments = {byName};
       Collect(loaded->module.forward(std::move(arguments)));
       // The outputs are on the CPU by now; what the run left cached on the device goes back.
       if (options.cacheCleaning && loaded->device.type() != c10::kCPU) c10::getDeviceAllocator(loaded->device.type())->emptyCache();
@@ -215,7 +222,7 @@ class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
 
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "ScriptModule",
-                       {InstanceMethod("argumentNames", &ScriptModule::ArgumentNames), InstanceMethod("release", &ScriptModule::Release)});
+                       {InstanceMethod("arguments", &ScriptModule::Arguments), InstanceMethod("release", &ScriptModule::Release)});
   }
 
   explicit ScriptModule(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ScriptModule>(info) {}
@@ -228,16 +235,22 @@ class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
   }
 
  private:
-  Napi::Value ArgumentNames(const Napi::CallbackInfo& info) {
+  // forward()'s arguments after self: [{ name, type }], the type as Python annotates it (Tensor, List[str], Dict[str, Tensor]).
+  Napi::Value Arguments(const Napi::CallbackInfo& info) {
     auto loaded = Require(info.Env());
     // A c10::Error escaping here would end the process: a module without forward() throws.
     std::optional<torch::jit::Method> forward = loaded->module.find_method("forward");
     if (!forward) throw Napi::Error::New(info.Env(), "the module has no forward() method");
     const auto& arguments = forward->function().getSchema().arguments();
-    Napi::Array names = Napi::Array::New(info.Env());
+    Napi::Array result = Napi::Array::New(info.Env());
     // The first argument is the module itself (self).
-    for (size_t i = 1; i < arguments.size(); i++) names.Set(static_cast<uint32_t>(i - 1), arguments[i].name());
-    return names;
+    for (size_t i = 1; i < arguments.size(); i++) {
+      Napi::Object argument = Napi::Object::New(info.Env());
+      argument.Set("name", arguments[i].name());
+      argument.Set("type", arguments[i].type()->annotation_str());
+      result.Set(static_cast<uint32_t>(i - 1), argument);
+    }
+    return result;
   }
 
   // Drops this handle's hold on the module; runs in flight keep it until they end.
@@ -269,6 +282,7 @@ std::vector<InputView> ReadInputs(Napi::Env env, Napi::Array list) {
         }
       }
       InputView view;
+      view.name = input.Get("name").ToString().Utf8Value();
       view.strings = std::move(strings);
       inputs.push_back(std::move(view));
       continue;
@@ -286,7 +300,7 @@ std::vector<InputView> ReadInputs(Napi::Env env, Napi::Array list) {
       throw Napi::RangeError::New(env, "input " + std::to_string(i) + ": the data's byte length does not match its shape and datatype");
     }
     void* bytes = static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset();
-    inputs.push_back({Napi::Persistent(data), bytes, std::move(shape), *scalar});
+    inputs.push_back({input.Get("name").ToString().Utf8Value(), Napi::Persistent(data), bytes, std::move(shape), *scalar});
   }
   return inputs;
 }
@@ -299,6 +313,7 @@ RunOptions ReadOptions(Napi::Object options) {
   OptionalFlag(options, "jitExecutor", run.jitExecutor);
   OptionalFlag(options, "jitProfiling", run.jitProfiling);
   run.cacheCleaning = options.Get("cacheCleaning").ToBoolean();
+  run.dictInput = options.Get("dictInput").ToBoolean();
   return run;
 }
 

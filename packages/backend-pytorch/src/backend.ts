@@ -12,8 +12,11 @@ const UNSERVED: Readonly<Record<string, string>> = {
   TYPE_UINT64: 'libtorch has too few operators for unsigned 64-bit tensors',
 };
 
-/** Refuses at load a model with a tensor of a datatype the backend does not serve. */
+/** Refuses at load a model with a tensor of a datatype the backend does not serve, or with implicit sequence state (which Triton's PyTorch backend lacks too). */
 function refuseUnserved(config: NormalizedModelConfig): void {
+  if (config.sequence_batching?.state.length) {
+    throw new InferenceError('UNSUPPORTED', `model '${config.name}': sequence_batching.state (implicit state) is not supported by @tritium/backend-pytorch; pass the state as an input and output`);
+  }
   for (const tensor of [...config.input, ...config.output]) {
     const why = UNSERVED[tensor.data_type];
     if (why) throw new InferenceError('UNSUPPORTED', `model '${config.name}': tensor '${tensor.name}' is ${tensor.data_type}, which @tritium/backend-pytorch does not serve (${why})`);

@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import type { ForwardArgument } from './naming.js';
 
-/** A tensor crossing the addon: a Triton datatype name, a shape, and its bytes; BYTES as its elements (forward() gets List[str]). */
+/** A tensor crossing the addon: its name, a Triton datatype name, a shape, and its bytes; BYTES as its elements (forward() gets List[str]). */
 export interface NativeTensor {
+  readonly name: string;
   readonly datatype: string;
   readonly shape: readonly number[];
   readonly data: ArrayBufferView | readonly (string | Uint8Array)[];
@@ -26,12 +28,14 @@ export interface RunOptions {
   readonly jitProfiling?: boolean;
   /** Empty libtorch's device memory cache after each run on a GPU. */
   readonly cacheCleaning: boolean;
+  /** forward() takes one Dict[str, Tensor] of the inputs by name. */
+  readonly dictInput?: boolean;
 }
 
 /** A loaded TorchScript module. */
 export interface ScriptModule {
-  /** forward()'s argument names, without self. */
-  argumentNames(): string[];
+  /** forward()'s arguments, without self. */
+  arguments(): ForwardArgument[];
   /** Drops the module once runs in flight end. */
   release(): void;
 }

@@ -1,12 +1,14 @@
-import { InferenceError, dataTypeFromConfig, gatherBatchInput, mapVariableDims, scatterBatchOutputs, shapeToString, typedArrayConstructor } from '@tritium/core';
+import { InferenceError, batchInputTensors, dataTypeFromConfig, gatherBatchInput, mapVariableDims, scatterBatchOutputs, shapeToString, typedArrayConstructor } from '@tritium/core';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ModelContext, Tensor } from '@tritium/core';
 import type { InstanceThread, NativeOutput, NativeTensor, RunOptions, ScriptModule } from './native.js';
+import type { InputBinding } from './naming.js';
 
 /** A module and where the config's tensors sit among forward()'s arguments and results. */
 export interface BoundModule {
   readonly module: ScriptModule;
-  /** forward() argument position of each config input, in config order. */
-  readonly inputs: readonly number[];
+  /** What forward() is fed: the config's inputs then its batch inputs' targets, and the sequence controls. */
+  readonly feeds: { readonly inputs: readonly string[]; readonly controls: readonly string[] };
+  readonly inputs: InputBinding;
   /** Result position of each config output, in config order. */
   readonly outputs: readonly number[];
 }
@@ -25,7 +27,11 @@ interface OutputPlan {
  */
 export class PytorchInstance implements BackendInstance {
   private readonly batching: boolean;
+  /** The config's inputs, whose item shapes decide which requests stack together. */
   private readonly inputNames: readonly string[];
+  /** Every tensor forward() gets, in binding order: the config's inputs, batch inputs' targets, sequence controls. */
+  private readonly feedNames: readonly string[];
+  private readonly batchInputTargets: ReadonlySet<string>;
   private readonly outputs: readonly OutputPlan[];
 
   constructor(
@@ -38,6 +44,8 @@ export class PytorchInstance implements BackendInstance {
     const { config } = context;
     this.batching = config.max_batch_size > 0;
     this.inputNames = config.input.map((i) => i.name);
+    this.feedNames = [...bound.feeds.inputs, ...bound.feeds.controls];
+    this.batchInputTargets = new Set(config.batch_input.flatMap((b) => b.target_name));
     this.outputs = config.output.map((o) => ({ name: o.name, datatype: dataTypeFromConfig(o.data_type), dims: o.dims, reshape: o.reshape?.shape }));
   }
 
@@ -86,10 +94,12 @@ export class PytorchInstance implements BackendInstance {
   }
 
   private async run(batch: readonly BackendRequest[]): Promise<Array<Record<string, Tensor>>> {
-    const args: NativeTensor[] = new Array(this.inputNames.length);
-    this.inputNames.forEach((name, k) => {
-      const tensor = gatherBatchInput(batch, name);
-      args[this.bound.inputs[k]!] = { datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
+    const made = this.batchInputTargets.size > 0 ? batchInputTensors(this.context.config, batch) : {};
+    const { inputs: binding } = this.bound;
+    const args: NativeTensor[] = new Array(this.feedNames.length);
+    this.feedNames.forEach((name, k) => {
+      const tensor = this.batchInputTargets.has(name) ? made[name]! : gatherBatchInput(batch, name);
+      args[binding.dict ? k : binding.positions[k]!] = { name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
     });
     const values = await this.thread.forward(this.bound.module, args, this.options);
     const batchSize = batch.reduce((sum, request) => sum + request.batchSize, 0);

@@ -1,8 +1,8 @@
-import { InferenceError } from '@tritium/core';
+import { InferenceError, controlInputNames } from '@tritium/core';
 import type { BackendInstance, BackendModel, InstanceContext, ModelContext } from '@tritium/core';
 import { deviceOf } from './devices.js';
 import type { ScriptModule, TorchAddon } from './native.js';
-import { inputPositions, outputPositions } from './naming.js';
+import { bindInputs, outputPositions } from './naming.js';
 import { torchParameters } from './parameters.js';
 import type { TorchParameters } from './parameters.js';
 import { PytorchInstance } from './pytorch-instance.js';
@@ -39,9 +39,13 @@ export class PytorchModel implements BackendModel {
     const module = await this.acquire(device);
     try {
       const { config } = this.context;
-      const inputs = inputPositions(this.context.name, config.input.map((i) => i.name), module.argumentNames());
+      const feeds = { inputs: [...config.input.map((i) => i.name), ...config.batch_input.flatMap((b) => b.target_name)], controls: controlInputNames(config) };
+      const inputs = bindInputs(this.context.name, feeds.inputs, feeds.controls, module.arguments());
+      const strings = config.input.find((input) => input.data_type === 'TYPE_STRING');
+      if (inputs.dict && strings) throw new InferenceError('INVALID_ARG', `model '${this.context.name}': input '${strings.name}' is BYTES, which a Dict[str, Tensor] cannot hold`);
       const outputs = outputPositions(config.output.map((o) => o.name));
-      return new PytorchInstance(this.context, this.parameters.run, { module, inputs, outputs }, new this.addon.InstanceThread(), () => this.releaseModule(device, module));
+      const options = { ...this.parameters.run, dictInput: inputs.dict };
+      return new PytorchInstance(this.context, options, { module, feeds, inputs, outputs }, new this.addon.InstanceThread(), () => this.releaseModule(device, module));
     } catch (error) {
       this.releaseModule(device, module);
       throw InferenceError.from(error, 'INVALID_ARG', `model '${this.context.name}': ${this.context.modelPath}`);

@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 import torch
 
@@ -183,6 +183,69 @@ class NoForward(torch.nn.Module):
 # TorchScript without a forward() method.
 write("no_forward", NoForward(), """backend: "pytorch"
 input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+""")
+
+class Sequence(torch.nn.Module):
+    def forward(self, INPUT__0: torch.Tensor, START__1: torch.Tensor):
+        return INPUT__0 + 100 * START__1
+
+
+# A sequence control fed to forward() as an input, placed by its __<index>.
+write("sequence", Sequence(), """backend: "pytorch"
+max_batch_size: 4
+input [ { name: "INPUT__0" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_INT32 dims: [ 1 ] } ]
+sequence_batching { control_input [ { name: "START__1" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] } ] }
+""")
+
+
+class Counted(torch.nn.Module):
+    def forward(self, INPUT__0: torch.Tensor, COUNT__1: torch.Tensor):
+        return INPUT__0 * 0 + COUNT__1.sum()
+
+
+# A batch input (each request's element count) fed to forward() after the config's inputs.
+write("batch_count", Counted(), """backend: "pytorch"
+max_batch_size: 4
+input [ { name: "INPUT__0" data_type: TYPE_INT32 dims: [ 3 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_INT32 dims: [ 3 ] } ]
+batch_input [ { kind: BATCH_ELEMENT_COUNT target_name: "COUNT__1" data_type: TYPE_INT32 source_input: "INPUT__0" } ]
+""")
+
+
+class DictInput(torch.nn.Module):
+    def forward(self, inputs: Dict[str, torch.Tensor]):
+        return inputs["minuend"] - inputs["subtrahend"]
+
+
+# forward() taking one Dict[str, Tensor]: the inputs by their config names.
+write("dict_input", DictInput(), """backend: "pytorch"
+input [ { name: "subtrahend" data_type: TYPE_FP32 dims: [ 2 ] }, { name: "minuend" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+""")
+
+
+class InPlace(torch.nn.Module):
+    def forward(self, INPUT__0: torch.Tensor):
+        return INPUT__0.mul_(100)
+
+
+# Writes into its input: the caller's array must not change.
+write("in_place", InPlace(), """backend: "pytorch"
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+""")
+
+
+class ScalarArgument(torch.nn.Module):
+    def forward(self, INPUT__0: torch.Tensor, k: int):
+        return INPUT__0 * k
+
+
+# An argument that is not a tensor: refused at load.
+write("scalar_argument", ScalarArgument(), """backend: "pytorch"
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 2 ] }, { name: "k" data_type: TYPE_INT64 dims: [ 1 ] } ]
 output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
 """)
 

@@ -7,7 +7,7 @@ import { loadTorchAddon } from '../src/native.js';
 import { makeRepository, torchMissing } from './helpers.js';
 import type { Repository } from './helpers.js';
 
-const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts', 'slow', 'strings', 'some_outputs'];
+const SERVED = ['add_sub', 'named_args', 'indexed', 'linear', 'casts', 'slow', 'strings', 'some_outputs', 'sequence', 'batch_count', 'dict_input', 'in_place'];
 const IDENTITIES = ['BOOL', 'UINT8', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'BF16', 'FP64'] as const;
 
 describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () => {
@@ -134,6 +134,43 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     expect([...(binary.outputs.OUTPUT__0!.data as Uint8Array[])[0]!]).toEqual([0xff, 0, 0x21]);
   });
 
+  it("feeds a sequence's START control to forward() by its __<index>, as the sequence batcher fills it", async () => {
+    const step = (value: number, start: boolean) =>
+      server.infer('sequence', { inputs: { INPUT__0: { datatype: 'INT32', shape: [1, 1], data: new Int32Array([value]) } }, sequence: { id: 7, start, end: !start } });
+    expect([...((await step(5, true)).outputs.OUTPUT__0!.data as Int32Array)]).toEqual([105]);
+    expect([...((await step(6, false)).outputs.OUTPUT__0!.data as Int32Array)]).toEqual([6]);
+  });
+
+  it("feeds a batch input (BATCH_ELEMENT_COUNT) to forward() after the config's inputs", async () => {
+    const { outputs } = await server.infer('batch_count', { inputs: { INPUT__0: { datatype: 'INT32', shape: [2, 3], data: new Int32Array(6) } } });
+    expect([...(outputs.OUTPUT__0!.data as Int32Array)]).toEqual([6, 6, 6, 6, 6, 6]);
+  });
+
+  it('passes the inputs by name to a forward() that takes one Dict[str, Tensor]', async () => {
+    const { outputs } = await server.infer('dict_input', {
+      inputs: { minuend: { datatype: 'FP32', shape: [2], data: new Float32Array([5, 7]) }, subtrahend: { datatype: 'FP32', shape: [2], data: new Float32Array([1, 2]) } },
+    });
+    expect([...(outputs.OUTPUT__0!.data as Float32Array)]).toEqual([4, 5]);
+  });
+
+  it("leaves the caller's array alone when the model writes into its input", async () => {
+    const data = new Float32Array([1, 2]);
+    const { outputs } = await server.infer('in_place', { inputs: { INPUT__0: { datatype: 'FP32', shape: [2], data } } });
+    expect([...(outputs.OUTPUT__0!.data as Float32Array)]).toEqual([100, 200]);
+    expect([...data]).toEqual([1, 2]);
+  });
+
+  it('refuses at load a forward() argument that is not a tensor, and implicit sequence state, saying so', async () => {
+    const scalar = (await server.loadModel('scalar_argument').catch((e: unknown) => e)) as InferenceError;
+    expect(scalar).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/forward\(\) argument 'k' is int; the backend passes Tensor and List\[str\] arguments, or one Dict\[str, Tensor\]/) });
+    const config = await server.modelConfig('sequence');
+    const state = { input_name: 'STATE__2', output_name: 'STATE__1', data_type: 'TYPE_INT32' as const, dims: [1] };
+    const stateful = { ...config, sequence_batching: { ...config.sequence_batching!, state: [state] } };
+    const refused = (await server.loadModel('sequence', { config: stateful }).catch((e: unknown) => e)) as InferenceError;
+    expect(refused).toMatchObject({ code: 'UNSUPPORTED', message: expect.stringMatching(/implicit state\) is not supported/) });
+    expect(await server.isModelReady('sequence')).toBe(true);
+  });
+
   it('runs forward() off the event loop: timers fire while a long run is under way', async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);
@@ -208,7 +245,7 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     const config = await server.modelConfig('linear');
     const extraInput = { ...config, input: [...config.input, { ...config.input[0]!, name: 'INPUT__1' }] };
     const refused = (await server.loadModel('linear', { config: extraInput }).catch((e: unknown) => e)) as InferenceError;
-    expect(refused.message).toMatch(/model 'linear': the configuration has 2 inputs but forward\(\) takes 1 \(input\)/);
+    expect(refused.message).toMatch(/model 'linear': the configuration feeds forward\(\) 2 tensors but it takes 1 \(input\)/);
     await server.loadModel('linear', { config: { ...config, output: [{ ...config.output[0]!, data_type: 'TYPE_FP64' }] } });
     const failed = server.infer('linear', { inputs: { INPUT__0: { datatype: 'FP32', shape: [1, 5], data: new Float32Array(5) } } });
     await expect(failed).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/output 'OUTPUT__0': forward\(\) returned FP32, the configuration says FP64/) });

@@ -24,6 +24,7 @@ export { gatherBatchInput, scatterBatchOutputs } from './backend/batch.js';
 export type { ModelStatistics, DurationStat, BatchStat } from './observability/statistics.js';
 export type { SequenceOptions } from './scheduling/inference-request.js';
 export { batchInputTensor, batchInputTensors, type BatchInputConfig } from './backend/batch-inputs.js';
+export { controlInputNames } from './backend/control-inputs.js';
 export { scatterWithInputShape } from './backend/batch-outputs.js';
 export type { GatherOptions } from './backend/batch.js';
 export { consoleLogger } from './console-logger.js';
