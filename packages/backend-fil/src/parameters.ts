@@ -1,4 +1,4 @@
-import { InferenceError } from '@tritium/core';
+import { invalidParameter, modelParameter } from '@tritium/core';
 import type { Logger, ModelConfig } from '@tritium/core';
 
 /** Triton FIL's model_type values. */
@@ -19,42 +19,36 @@ export interface FilParameters {
 /** Reads the parameters as Triton's FIL backend does, warning on those that do not apply here. */
 export function readParameters(config: ModelConfig, logger: Logger): FilParameters {
   const name = config.name ?? '?';
-  const get = (key: string) => {
-    const value = config.parameters?.[key]?.string_value?.trim();
-    return value === '' ? undefined : value;
-  };
+  const get = (key: string) => modelParameter(config, key);
   const modelType = (get('model_type') ?? 'xgboost') as ModelType;
-  if (!MODEL_TYPES.includes(modelType)) throw invalid(name, 'model_type', modelType, MODEL_TYPES.map((t) => `"${t}"`).join(', '));
+  if (!MODEL_TYPES.includes(modelType)) throw invalidParameter(config, 'model_type', modelType, MODEL_TYPES.map((t) => `"${t}"`).join(', '));
   // output_class is the older name of is_classifier.
-  let isClassifier = bool(name, 'is_classifier', get('is_classifier'));
-  const outputClass = bool(name, 'output_class', get('output_class'));
+  let isClassifier = bool(config, 'is_classifier', get('is_classifier'));
+  const outputClass = bool(config, 'output_class', get('output_class'));
   if (outputClass !== undefined) {
     logger.warn(`model '${name}': parameter 'output_class' is deprecated, use 'is_classifier'`);
     isClassifier ??= outputClass;
   }
   const thresholdText = get('threshold');
   const threshold = thresholdText === undefined ? 0.5 : Number(thresholdText);
-  if (!Number.isFinite(threshold)) throw invalid(name, 'threshold', thresholdText!, 'a number');
+  if (!Number.isFinite(threshold)) throw invalidParameter(config, 'threshold', thresholdText!, 'a number');
   for (const key of TUNING_PARAMETERS) {
     if (get(key) !== undefined) logger.warn(`model '${name}': parameter '${key}' is accepted but has no effect (trees are evaluated in TypeScript on the CPU)`);
   }
   return {
     modelType,
     isClassifier: isClassifier ?? false,
-    predictProba: bool(name, 'predict_proba', get('predict_proba')) ?? false,
+    predictProba: bool(config, 'predict_proba', get('predict_proba')) ?? false,
     threshold,
-    allowUnknownField: bool(name, 'xgboost_allow_unknown_field', get('xgboost_allow_unknown_field')) ?? false,
+    allowUnknownField: bool(config, 'xgboost_allow_unknown_field', get('xgboost_allow_unknown_field')) ?? false,
   };
 }
 
-function bool(model: string, key: string, value: string | undefined): boolean | undefined {
+/** FIL's booleans: "true"/"1" or "false"/"0", in any case. */
+function bool(config: ModelConfig, key: string, value: string | undefined): boolean | undefined {
   if (value === undefined) return undefined;
   const v = value.toLowerCase();
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
-  throw invalid(model, key, value, '"true" or "false"');
-}
-
-function invalid(model: string, key: string, value: string, expected: string): InferenceError {
-  return new InferenceError('INVALID_ARG', `model '${model}': parameter '${key}' is '${value}', expected ${expected}`);
+  throw invalidParameter(config, key, value, '"true" or "false"');
 }

@@ -1,7 +1,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
+import { invalidParameter, modelParameter } from '@tritium/core';
 import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core';
 import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature, listsInputsAndOutputs } from './auto-complete.js';
-import { parameter, invalidParameter } from './config.js';
 import { resolveModelFile } from './model-file.js';
 import { OnnxModel } from './onnx-model.js';
 import { RuntimeLoader } from './runtime.js';
@@ -86,9 +86,9 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
 export const createBackend = (): Backend => onnxBackend();
 
 function requestedRuntime(config: ModelConfig, fallback: RuntimeKind | 'auto'): RuntimeKind | 'auto' {
-  const value = parameter(config, RUNTIME_PARAMETER);
-  if (value === undefined || value.trim() === '') return fallback;
-  const v = value.trim().toLowerCase();
+  const value = modelParameter(config, RUNTIME_PARAMETER);
+  if (value === undefined) return fallback;
+  const v = value.toLowerCase();
   if (v === 'node' || v === 'web' || v === 'auto') return v;
   throw invalidParameter(config, RUNTIME_PARAMETER, value, '"node" (onnxruntime-node), "web" (onnxruntime-web, WebAssembly) or "auto"');
 }

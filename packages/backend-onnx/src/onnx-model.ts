@@ -1,6 +1,6 @@
 import type { ResourceLimits } from 'node:worker_threads';
+import { booleanParameter } from '@tritium/core';
 import type { BackendInstance, BackendModel, InstanceContext, ModelContext, NormalizedModelConfig } from '@tritium/core';
-import { booleanParameter } from './config.js';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
 import type { LoadedModel } from './onnx-instance.js';
@@ -55,7 +55,7 @@ export class OnnxModel implements BackendModel {
   static async load(context: ModelContext, selected: SelectedRuntime, options: OnnxModelOptions): Promise<OnnxModel> {
     const { config } = context;
     const { runtime } = selected;
-    const share = booleanParameter(config, 'share_session_between_instances', options.shareSessions);
+    const share = booleanParameter(config, 'share_session_between_instances') ?? options.shareSessions;
     const choice = ThreadChoice.fromConfig(config);
     const cpuSessions = share ? 1 : cpuInstanceCount(config);
     // Every instance group's session options are built now, so an accelerator that

@@ -1,7 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { InferenceError } from '@tritium/core';
+import { InferenceError, booleanParameter, integerParameter, invalidParameter, modelParameter } from '@tritium/core';
 import type { NormalizedModelConfig } from '@tritium/core';
-import { booleanParameter, integerParameter, invalidParameter, parameter } from './config.js';
 import type { OrtRuntime, OrtSessionOptions } from './runtime.js';
 
 /** The instance placement a session is made for. */
@@ -44,8 +43,10 @@ export function sessionOptionsFor(config: NormalizedModelConfig, runtime: OrtRun
   // onnxruntime-web has one process-wide thread setting (env.wasm.numThreads), no per-session one.
   if (runtime.kind === 'node' && intra) options.intraOpNumThreads = intra;
   if (runtime.kind === 'node' && inter) options.interOpNumThreads = inter;
-  if (parameter(config, 'enable_mem_arena') !== undefined) options.enableCpuMemArena = booleanParameter(config, 'enable_mem_arena', true);
-  if (parameter(config, 'enable_mem_pattern') !== undefined) options.enableMemPattern = booleanParameter(config, 'enable_mem_pattern', true);
+  const memArena = booleanParameter(config, 'enable_mem_arena');
+  if (memArena !== undefined) options.enableCpuMemArena = memArena;
+  const memPattern = booleanParameter(config, 'enable_mem_pattern');
+  if (memPattern !== undefined) options.enableMemPattern = memPattern;
   const entries = sessionConfigEntries(config);
   if (entries) options.extra = entries;
   return options;
@@ -89,7 +90,7 @@ function sessionConfigEntries(config: NormalizedModelConfig): Record<string, Rec
   const session: Record<string, string> = {};
   for (const key of Object.keys(config.parameters)) {
     if (!key.startsWith('session.')) continue;
-    session[key.slice('session.'.length)] = parameter(config, key) ?? '';
+    session[key.slice('session.'.length)] = modelParameter(config, key) ?? '';
   }
   return Object.keys(session).length > 0 ? { session } : undefined;
 }

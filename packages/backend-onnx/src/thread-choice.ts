@@ -1,5 +1,5 @@
+import { invalidParameter, modelParameter } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
-import { invalidParameter, parameter } from './config.js';
 import type { SessionThread } from './onnx-session.js';
 
 /** The model parameter that places a model's sessions: "auto" (default), "worker" or "inline". */
@@ -45,8 +45,8 @@ export class ThreadChoice {
   }
 
   static fromConfig(config: ModelConfig): ThreadChoice {
-    const value = parameter(config, EXECUTION_THREAD_PARAMETER)?.trim().toLowerCase();
-    if (value === undefined || value === '' || value === 'auto') return new ThreadChoice('auto');
+    const value = modelParameter(config, EXECUTION_THREAD_PARAMETER)?.toLowerCase();
+    if (value === undefined || value === 'auto') return new ThreadChoice('auto');
     if (value === 'worker' || value === 'inline') return new ThreadChoice(value);
     throw invalidParameter(config, EXECUTION_THREAD_PARAMETER, value, '"auto", "worker" (a worker thread per session) or "inline" (on the event loop\'s thread)');
   }

@@ -1,4 +1,4 @@
-import { InferenceError } from '@tritium/core';
+import { booleanParameter, integerParameter } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
 import type { RunOptions } from './native.js';
 
@@ -13,45 +13,24 @@ export interface TorchParameters {
   readonly interOpThreads: number;
 }
 
-function text(config: ModelConfig, key: string): string | undefined {
-  const value = config.parameters?.[key]?.string_value?.trim();
-  return value === '' ? undefined : value;
-}
-
-function invalid(config: ModelConfig, key: string, value: string, expected: string): InferenceError {
-  return new InferenceError('INVALID_ARG', `model '${config.name ?? '?'}': parameter '${key}' is '${value}', expected ${expected}`);
-}
-
-/** A boolean as Triton parses one: true/on/1 or false/off/0, in any case. */
-function flag(config: ModelConfig, key: string): boolean | undefined {
-  const value = text(config, key);
-  if (value === undefined) return undefined;
-  const v = value.toLowerCase();
-  if (v === 'true' || v === 'on' || v === '1') return true;
-  if (v === 'false' || v === 'off' || v === '0') return false;
-  throw invalid(config, key, value, 'a boolean ("true"/"on"/"1" or "false"/"off"/"0")');
-}
-
+/** A thread count; Triton ignores values of 0 and below, as not given. */
 function threadCount(config: ModelConfig, key: string): number {
-  const value = text(config, key);
-  if (value === undefined) return 0;
-  if (!/^\d+$/.test(value)) throw invalid(config, key, value, 'a non-negative integer');
-  return Number(value);
+  return Math.max(0, integerParameter(config, key) ?? 0);
 }
 
 /** Reads the parameters, with Triton's defaults (optimized execution and inference mode on). */
 export function torchParameters(config: ModelConfig): TorchParameters {
   return {
     run: {
-      optimizedExecution: !(flag(config, 'DISABLE_OPTIMIZED_EXECUTION') ?? false),
-      inferenceMode: flag(config, 'INFERENCE_MODE') ?? true,
-      tensorFuser: flag(config, 'ENABLE_TENSOR_FUSER'),
-      jitExecutor: flag(config, 'ENABLE_JIT_EXECUTOR'),
-      jitProfiling: flag(config, 'ENABLE_JIT_PROFILING'),
-      cacheCleaning: flag(config, 'ENABLE_CACHE_CLEANING') ?? false,
+      optimizedExecution: !(booleanParameter(config, 'DISABLE_OPTIMIZED_EXECUTION') ?? false),
+      inferenceMode: booleanParameter(config, 'INFERENCE_MODE') ?? true,
+      tensorFuser: booleanParameter(config, 'ENABLE_TENSOR_FUSER'),
+      jitExecutor: booleanParameter(config, 'ENABLE_JIT_EXECUTOR'),
+      jitProfiling: booleanParameter(config, 'ENABLE_JIT_PROFILING'),
+      cacheCleaning: booleanParameter(config, 'ENABLE_CACHE_CLEANING') ?? false,
     },
-    disableCudnn: flag(config, 'DISABLE_CUDNN') ?? false,
-    weightSharing: flag(config, 'ENABLE_WEIGHT_SHARING') ?? false,
+    disableCudnn: booleanParameter(config, 'DISABLE_CUDNN') ?? false,
+    weightSharing: booleanParameter(config, 'ENABLE_WEIGHT_SHARING') ?? false,
     intraOpThreads: threadCount(config, 'INTRA_OP_THREAD_COUNT'),
     interOpThreads: threadCount(config, 'INTER_OP_THREAD_COUNT'),
   };

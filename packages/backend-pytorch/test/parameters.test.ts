@@ -47,10 +47,12 @@ describe.skipIf(torchMissing)("Triton's pytorch parameters", () => {
     expect(warnings.join('\n')).toMatch(/model 'linear': INTRA_OP_THREAD_COUNT is set once per process; the first model's 1 stays/);
   });
 
-  it('refuses a parameter that is not a boolean or a count, naming it', async () => {
+  it('refuses a parameter that is not a boolean or a count, naming it; a count of 0 or below is ignored, as in Triton', async () => {
+    await withParameters('add_sub', { INTRA_OP_THREAD_COUNT: '-3' });
+    expect(await server.isModelReady('add_sub')).toBe(true);
     for (const [key, value] of [
       ['INFERENCE_MODE', 'maybe'],
-      ['INTER_OP_THREAD_COUNT', '-3'],
+      ['INTER_OP_THREAD_COUNT', 'two'],
     ] as const) {
       const error = (await withParameters('add_sub', { [key]: value }).catch((e: unknown) => e)) as InferenceError;
       expect(error.message).toContain(`parameter '${key}' is '${value}'`);
