@@ -10,12 +10,6 @@ export interface ModelFacts {
   readonly inputs: readonly NormalizedModelInput[];
 }
 
-/** One model's facts by the version asked for (undefined: the server's choice), and its outputs' labels. */
-interface ModelEntry {
-  readonly versions: Map<number | undefined, ModelFacts>;
-  readonly labels: Map<string, Promise<readonly string[] | undefined>>;
-}
-
 /**
  * Each served model's facts, read from its configuration once and forgotten whenever
  * the model changes state (a reload may change any of them), so that a request costs a
@@ -23,7 +17,8 @@ interface ModelEntry {
  * (see `modelFacts`).
  */
 export class ModelFactsCache {
-  private readonly models = new Map<string, ModelEntry>();
+  /** Each model's facts by the version asked for (undefined: the server's choice). */
+  private readonly models = new Map<string, Map<number | undefined, ModelFacts>>();
   /** Bumped by every state change, so that a lookup that raced one is not kept. */
   private generation = 0;
 
@@ -36,7 +31,7 @@ export class ModelFactsCache {
 
   /** The facts when they are known already: no promise to wait on. */
   known(name: string, version?: number): ModelFacts | undefined {
-    return this.models.get(name)?.versions.get(version);
+    return this.models.get(name)?.get(version);
   }
 
   /** The facts of the version a request names; rejects as the server does for a model (or version) it does not serve. */
@@ -46,33 +41,17 @@ export class ModelFactsCache {
     const generation = this.generation;
     const config = await this.server.modelConfig(name, version);
     const facts = { decoupled: config.model_transaction_policy?.decoupled === true, maxBatchSize: config.max_batch_size ?? 0, inputs: config.input ?? [] };
-    if (generation === this.generation) this.entry(name).versions.set(version, facts);
+    if (generation === this.generation) {
+      let versions = this.models.get(name);
+      if (!versions) this.models.set(name, (versions = new Map()));
+      versions.set(version, facts);
+    }
     return facts;
   }
 
   /** False for a model the server does not serve: the request then fails there, saying why. */
   async isDecoupled(name: string, version?: number): Promise<boolean> {
     return (this.known(name, version) ?? (await this.of(name, version).catch(() => undefined)))?.decoupled === true;
-  }
-
-  /** An output's class labels (its `label_filename`), undefined when it has none. */
-  labels(name: string, version: number, output: string): Promise<readonly string[] | undefined> {
-    const key = `${version}/${output}`;
-    const entry = this.entry(name);
-    let labels = entry.labels.get(key);
-    if (!labels) {
-      labels = this.server.outputLabels(name, output, version);
-      entry.labels.set(key, labels);
-      // A failed read is not kept: the next request tries again.
-      labels.catch(() => entry.labels.delete(key));
-    }
-    return labels;
-  }
-
-  private entry(name: string): ModelEntry {
-    let entry = this.models.get(name);
-    if (!entry) this.models.set(name, (entry = { versions: new Map(), labels: new Map() }));
-    return entry;
   }
 }
 

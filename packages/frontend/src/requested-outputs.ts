@@ -70,9 +70,8 @@ export async function deliverOutputs(
     const tensor = response.outputs[request.name];
     if (!tensor) continue;
     if (request.classification !== undefined) {
-      const facts = modelFacts(server);
-      const { maxBatchSize } = await facts.of(modelName, modelVersion);
-      const labels = await facts.labels(modelName, modelVersion, request.name);
+      const { maxBatchSize } = await modelFacts(server).of(modelName, modelVersion);
+      const labels = await server.outputLabels(modelName, request.name, modelVersion);
       delivered.push({ name: request.name, tensor: classify(request.name, tensor, request.classification, maxBatchSize > 0, labels) });
     } else if (request.sharedMemory) {
       const bytes = tensorBytes(tensor);

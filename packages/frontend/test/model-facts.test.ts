@@ -1,5 +1,3 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { useServerFixture } from '../../core/test/helpers/server-fixture.js';
 import { testConfig } from '../../core/test/helpers/repository.js';
@@ -30,19 +28,11 @@ describe('modelFacts', () => {
 
   it('forgets what it knows of a model when the model changes state, so a reload is seen', async () => {
     const server = await fx.start({ m: { config: labelled(8) } }, { modelControlMode: 'explicit', startupModels: ['m'] });
-    await writeFile(join(fx.repo!.path, 'm', 'labels.txt'), 'a\nb\nc\nd\n');
     const facts = modelFacts(server);
     expect((await facts.of('m', 1)).maxBatchSize).toBe(8);
-    expect(await facts.labels('m', 1, 'OUTPUT0')).toEqual(['a', 'b', 'c', 'd']);
-    const labels = vi.spyOn(server, 'outputLabels');
-    await facts.labels('m', 1, 'OUTPUT0');
-    expect(labels).not.toHaveBeenCalled();
-
-    await writeFile(join(fx.repo!.path, 'm', 'labels.txt'), 'w\nx\ny\nz\n');
     await server.loadModel('m', { config: labelled(0) });
     expect(facts.known('m', 1)).toBeUndefined();
     expect((await facts.of('m', 1)).maxBatchSize).toBe(0);
-    expect(await facts.labels('m', 1, 'OUTPUT0')).toEqual(['w', 'x', 'y', 'z']);
   });
 
   it('says a model the server does not serve is not decoupled (the request then fails there), and rejects its facts', async () => {

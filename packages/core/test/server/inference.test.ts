@@ -448,13 +448,16 @@ describe('InferenceError', () => {
 describe('outputLabels()', () => {
   const labelled = testConfig({ inputs: 2 }).replace('output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }', 'output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "labels.txt" }');
 
-  it("reads an output's label file once, one label per line", async () => {
-    const { server } = await serve({ id: { config: labelled } });
+  it("reads an output's label file once per load, one label per line", async () => {
+    const server = await fx.start({ id: { config: labelled } }, { modelControlMode: 'explicit', startupModels: ['id'] });
     await writeFile(join(fx.repo!.path, 'id', 'labels.txt'), 'cat\ndog\r\n\nbird\n');
     expect(await server.outputLabels('id', 'OUTPUT0')).toEqual(['cat', 'dog', '', 'bird']);
     await writeFile(join(fx.repo!.path, 'id', 'labels.txt'), 'changed\n');
     expect(await server.outputLabels('id', 'OUTPUT0')).toEqual(['cat', 'dog', '', 'bird']);
     expect(await server.outputLabels('id', 'OUTPUT1')).toBeUndefined();
+    // A reload is a new loaded model, and reads the file again.
+    await server.loadModel('id');
+    expect(await server.outputLabels('id', 'OUTPUT0')).toEqual(['changed']);
   });
 
   it('names the model, output and file when the label file cannot be read', async () => {
