@@ -1,3 +1,4 @@
+import { copyFile } from 'node:fs/promises';
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
@@ -8,4 +9,11 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // The CommonJS build finds forest-worker.mjs through import.meta.url too.
+  shims: true,
+  // The worker script is plain JavaScript, started by path: it ships as it is, next to the bundle, with the loop it runs.
+  onSuccess: async () => {
+    await copyFile('src/forest-worker.mjs', 'dist/forest-worker.mjs');
+    await copyFile('src/forest-walk.mjs', 'dist/forest-walk.mjs');
+  },
 });

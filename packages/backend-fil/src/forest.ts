@@ -1,4 +1,8 @@
+import { FLAG_BITS, sumTrees } from './forest-walk.mjs';
+import type { ForestArrays } from './forest-walk.mjs';
 import { corruptModel } from './model-error.js';
+
+export { CATEGORICAL, DEFAULT_LEFT, NAN_IS_MISSING, ZERO_IS_MISSING } from './forest-walk.mjs';
 
 /*
  * A forest as flat typed arrays (no object per node), shared by every model format.
@@ -9,33 +13,10 @@ import { corruptModel } from './model-error.js';
  * value. Categorical nodes test a bitset instead.
  */
 
-/** A NaN goes down the node's default side (else it is compared as 0). */
-export const NAN_IS_MISSING = 1;
-/** The default side is left. */
-export const DEFAULT_LEFT = 2;
-/** A zero (|x| <= 1e-35, and a NaN read as 0) goes down the default side (LightGBM's zero_as_missing). */
-export const ZERO_IS_MISSING = 4;
-/** The node tests membership of a category set: member goes left, others (and NaN, values below 0 as integers) right. */
-export const CATEGORICAL = 8;
-const FLAG_BITS = 4;
-
-/** LightGBM's kZeroThreshold. */
-const ZERO_THRESHOLD = 1e-35;
-
 export type OutputTransform = 'identity' | 'sigmoid' | 'softmax' | 'exp' | 'square' | 'softplus';
 
-export interface Forest {
-  readonly numFeatures: number;
-  /** Output groups: 1 for regression and binary, the class count for multi-class. */
-  readonly numGroups: number;
-  readonly roots: Int32Array;
-  /** The group each tree adds to. */
-  readonly treeGroup: Int32Array;
-  readonly nodes: Int32Array;
-  readonly threshold: Float64Array;
-  /** For a categorical node, threshold holds k: its bitset is categoryBits[categoryBounds[k] .. categoryBounds[k + 1]). */
-  readonly categoryBounds: Int32Array;
-  readonly categoryBits: Uint32Array;
+/** The trees (ForestArrays) and what turns their sums into predictions. */
+export interface Forest extends ForestArrays {
   /** Added to every group's sum before the transform. */
   readonly baseScore: number;
   /** Divide each group's sum by its tree count (random-forest mode). */
@@ -126,65 +107,19 @@ export class ForestBuilder {
   }
 }
 
-/** The value of the leaf a row (features at `x[offset ..]`) reaches in the tree rooted at `node`. */
-function leafValue(nodes: Int32Array, threshold: Float64Array, forest: Forest, node: number, x: Float32Array, offset: number): number {
-  let packed = nodes[2 * node]!;
-  while (packed >= 0) {
-    const v = x[offset + (packed >>> FLAG_BITS)]!;
-    const t = threshold[node]!;
-    const left = nodes[2 * node + 1]!;
-    // The common case first: a plain split on a number; NaN fails both comparisons.
-    if (packed & (CATEGORICAL | ZERO_IS_MISSING)) node = goesLeft(forest, packed, v, t) ? left : left + 1;
-    else if (v <= t) node = left;
-    else if (v > t) node = left + 1;
-    else if (packed & NAN_IS_MISSING) node = packed & DEFAULT_LEFT ? left : left + 1;
-    else node = 0 <= t ? left : left + 1;
-    packed = nodes[2 * node]!;
-  }
-  return threshold[node]!;
-}
-
-/** Categorical and zero-as-missing splits, as LightGBM decides them. */
-function goesLeft(forest: Forest, packed: number, v: number, t: number): boolean {
-  if (packed & CATEGORICAL) return inCategorySet(forest, t, v);
-  const x = v !== v ? 0 : v;
-  if (Math.abs(x) <= ZERO_THRESHOLD) return (packed & DEFAULT_LEFT) !== 0;
-  return x <= t;
-}
-
-function inCategorySet(forest: Forest, k: number, v: number): boolean {
-  // LightGBM truncates the value to an int first: -0.5 is category 0.
-  const category = Math.trunc(v);
-  if (!(category >= 0)) return false;
-  const word = forest.categoryBounds[k]! + (category >>> 5);
-  if (category >= 2 ** 31 || word >= forest.categoryBounds[k + 1]!) return false;
-  return ((forest.categoryBits[word]! >>> (category & 31)) & 1) === 1;
-}
-
-/** Rows evaluated together tree by tree, so a tree's nodes stay in cache across them. */
-const ROW_BLOCK = 64;
-
 /**
  * The forest's transformed predictions for `rows` rows of `x` (row-major, numFeatures
  * per row): numGroups values per row.
  */
 export function predict(forest: Forest, x: Float32Array, rows: number): Float64Array {
-  const { numGroups, numFeatures, roots, treeGroup, nodes, threshold } = forest;
-  const out = new Float64Array(rows * numGroups);
-  const trees = roots.length;
-  for (let start = 0; start < rows; start += ROW_BLOCK) {
-    const end = Math.min(rows, start + ROW_BLOCK);
-    for (let t = 0; t < trees; t++) {
-      const root = roots[t]!;
-      const group = treeGroup[t]!;
-      for (let r = start; r < end; r++) out[r * numGroups + group]! += leafValue(nodes, threshold, forest, root, x, r * numFeatures);
-    }
-  }
+  const out = new Float64Array(rows * forest.numGroups);
+  sumTrees(forest, x, rows, out);
   finish(forest, out, rows);
   return out;
 }
 
-function finish(forest: Forest, out: Float64Array, rows: number): void {
+/** Turns summed leaf values into predictions: base score, averaging, the objective's transform. */
+export function finish(forest: Forest, out: Float64Array, rows: number): void {
   const { numGroups, baseScore, transform, sigmoidAlpha } = forest;
   const perGroup = forest.average ? forest.roots.length / numGroups : 1;
   for (let i = 0; i < out.length; i++) out[i] = out[i]! / perGroup + baseScore;

@@ -1,4 +1,5 @@
-import { invalidParameter, modelParameter } from '@tritium/core';
+import { availableParallelism } from 'node:os';
+import { integerParameter, invalidParameter, modelParameter } from '@tritium/core';
 import type { Logger, ModelConfig } from '@tritium/core';
 
 /** Triton FIL's model_type values. */
@@ -6,7 +7,7 @@ export const MODEL_TYPES = ['xgboost', 'xgboost_json', 'xgboost_ubj', 'lightgbm'
 export type ModelType = (typeof MODEL_TYPES)[number];
 
 /** GPU and layout tuning of Triton's FIL, meaningless for this evaluator: accepted with a warning. */
-const TUNING_PARAMETERS = ['algo', 'threads_per_tree', 'storage_type', 'blocks_per_sm', 'layout', 'chunk_size', 'use_experimental_optimizations', 'cpu_nthread', 'transfer_threshold'];
+const TUNING_PARAMETERS = ['algo', 'threads_per_tree', 'storage_type', 'blocks_per_sm', 'layout', 'chunk_size', 'use_experimental_optimizations', 'transfer_threshold'];
 
 export interface FilParameters {
   readonly modelType: ModelType;
@@ -14,6 +15,8 @@ export interface FilParameters {
   readonly predictProba: boolean;
   readonly threshold: number;
   readonly allowUnknownField: boolean;
+  /** Threads a large batch is split among (cpu_nthread; all cores when not given or below 1). */
+  readonly threads: number;
 }
 
 /** Reads the parameters as Triton's FIL backend does, warning on those that do not apply here. */
@@ -41,6 +44,7 @@ export function readParameters(config: ModelConfig, logger: Logger): FilParamete
     predictProba: bool(config, 'predict_proba', get('predict_proba')) ?? false,
     threshold,
     allowUnknownField: bool(config, 'xgboost_allow_unknown_field', get('xgboost_allow_unknown_field')) ?? false,
+    threads: threadCount(config),
   };
 }
 
@@ -51,4 +55,9 @@ function bool(config: ModelConfig, key: string, value: string | undefined): bool
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   throw invalidParameter(config, key, value, '"true" or "false"');
+}
+
+function threadCount(config: ModelConfig): number {
+  const threads = integerParameter(config, 'cpu_nthread') ?? 0;
+  return threads >= 1 ? threads : availableParallelism();
 }

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,6 +6,7 @@ import { InferenceServer } from '@tritium/core';
 import { filBackend } from '@tritium/backend-fil';
 import { TempRepository } from '../../core/test/helpers/repository.js';
 import { predict } from '../src/forest.js';
+import { ForestThreads } from '../src/forest-threads.js';
 import { readLightGbm } from '../src/lightgbm.js';
 import { predictYielding } from '../src/yielding-predict.js';
 import { filConfig, maxRelativeError, referenceCases } from './helpers.js';
@@ -61,6 +63,21 @@ describe.skipIf(cases.length === 0)('a large batch', () => {
     counting = false;
     expect(turns).toBeGreaterThan(1);
     expect(predictions).toEqual(predict(forest, x, reference.rows * copies));
+  });
+});
+
+describe.skipIf(cases.length === 0)('ForestThreads', () => {
+  it("sums a batch's rows across threads as one thread does, and refuses work once closed", async () => {
+    const reference = byName('regression');
+    const forest = readLightGbm(reference.modelText, 'model.txt');
+    const tasks = readdirSync('/proc/self/task').length;
+    const threads = new ForestThreads(forest, 3, "model 'm'");
+    const sums = await threads.sums(reference.x, reference.rows, forest.numFeatures, forest.numGroups);
+    // predict() also applies the objective's transform; the regression's is the identity.
+    expect(sums).toEqual(predict(forest, reference.x, reference.rows));
+    await threads.close();
+    expect(readdirSync('/proc/self/task').length).toBe(tasks);
+    await expect(threads.sums(reference.x, reference.rows, forest.numFeatures, forest.numGroups)).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'm': the model was unloaded" });
   });
 });
 
@@ -163,6 +180,26 @@ describe.skipIf(cases.length === 0)('a Triton repository of LightGBM models', ()
     await expect(server.loadModel('wrong_width')).rejects.toThrow(/output__0.*last dimension 3.*1/);
     await model('wrong_type', reference, 1, { model_type: 'catboost' });
     await expect(server.loadModel('wrong_type')).rejects.toThrow(/model_type/);
+  });
+
+  it('splits a large batch among worker threads (cpu_nthread), with the results of one thread, and ends them on unload', async () => {
+    const reference = byName('multiclass');
+    const forest = readLightGbm(reference.modelText, 'model.txt');
+    const copies = Math.floor(1024 / reference.rows);
+    const x = new Float32Array(reference.x.length * copies);
+    for (let i = 0; i < copies; i++) x.set(reference.x, i * reference.x.length);
+    const rows = reference.rows * copies;
+    // Large enough to be split (PARALLEL_WALKS).
+    expect(rows * forest.roots.length).toBeGreaterThanOrEqual(20_000);
+    const threadsBefore = readdirSync('/proc/self/task').length;
+    await model('threaded', reference, forest.numGroups, { cpu_nthread: '2', predict_proba: 'true' });
+    await server.loadModel('threaded');
+    const [output, small] = await Promise.all([infer('threaded', x, rows), infer('threaded', reference.x, reference.rows)]);
+    expect(readdirSync('/proc/self/task').length).toBe(threadsBefore + 2);
+    expect(output.data).toEqual(Float32Array.from(predict(forest, x, rows)));
+    expect(small.data).toEqual(Float32Array.from(predict(forest, reference.x, reference.rows)));
+    await server.unloadModel('threaded');
+    expect(readdirSync('/proc/self/task').length).toBe(threadsBefore);
   });
 
   it('unloads and reloads a model without growing memory', async () => {

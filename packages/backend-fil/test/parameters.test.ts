@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '@tritium/core';
 import { readParameters } from '../src/parameters.js';
@@ -15,7 +16,7 @@ function read(parameters: Record<string, string>) {
 
 describe('FIL parameters', () => {
   it("defaults as Triton's FIL: legacy XGBoost binary, regressor, threshold 0.5", () => {
-    expect(read({}).parameters).toEqual({ modelType: 'xgboost', isClassifier: false, predictProba: false, threshold: 0.5, allowUnknownField: false });
+    expect(read({}).parameters).toEqual({ modelType: 'xgboost', isClassifier: false, predictProba: false, threshold: 0.5, allowUnknownField: false, threads: availableParallelism() });
   });
 
   it('reads is_classifier, and output_class with a deprecation warning', () => {
@@ -27,9 +28,15 @@ describe('FIL parameters', () => {
   });
 
   it('accepts the GPU and layout tuning parameters with a warning each', () => {
-    const { warnings } = read({ algo: 'ALGO_AUTO', storage_type: 'AUTO', threads_per_tree: '4', blocks_per_sm: '0', layout: 'depth_first', chunk_size: '4', use_experimental_optimizations: 'true', cpu_nthread: '2' });
-    expect(warnings).toHaveLength(8);
+    const { warnings } = read({ algo: 'ALGO_AUTO', storage_type: 'AUTO', threads_per_tree: '4', blocks_per_sm: '0', layout: 'depth_first', chunk_size: '4', use_experimental_optimizations: 'true' });
+    expect(warnings).toHaveLength(7);
     expect(warnings[0]).toMatch(/'algo' is accepted but has no effect/);
+  });
+
+  it('reads cpu_nthread as the thread count for large batches, all cores when not given or below 1', () => {
+    expect(read({ cpu_nthread: '3' })).toMatchObject({ parameters: { threads: 3 }, warnings: [] });
+    expect(read({ cpu_nthread: '-1' }).parameters.threads).toBe(availableParallelism());
+    expect(() => read({ cpu_nthread: 'all' })).toThrow(/cpu_nthread.*all.*an integer/);
   });
 
   it('refuses values it cannot read, naming the parameter', () => {
