@@ -37,14 +37,16 @@ export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
     defaultModelFilename: 'model.savedmodel',
 
     async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
-      const completed = { ...config, backend: 'tensorflow', platform: config.platform || SAVEDMODEL_PLATFORM };
-      if (isComplete(completed)) return completed;
+      const named = { ...config, backend: 'tensorflow', platform: config.platform || SAVEDMODEL_PLATFORM };
+      if (isComplete(named)) return withDefaultScheduler(named);
       await requireModelFile(config.name ?? '', files.modelPath);
       const label = `model '${config.name}'`;
-      return autoComplete(completed, { environment: await environmentFor(completed, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs });
+      const spec = { environment: await environmentFor(named, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs };
+      return withDefaultScheduler(await autoComplete(named, spec));
     },
 
     async createModel(context: ModelContext): Promise<BackendModel> {
+      requireNoCpuAccelerator(context.config);
       await requireModelFile(context.name, context.modelPath);
       const environment = await environmentFor(context.config, context);
       const instanceOptions = { environment, modelFile: SAVEDMODEL_RUNNER, metrics, startTimeoutMs, finalizeTimeoutMs };
@@ -64,6 +66,23 @@ function isComplete(config: ModelConfig): boolean {
   const tensors = [...(config.input ?? []), ...(config.output ?? [])];
   const listed = (config.input?.length ?? 0) > 0 && (config.output?.length ?? 0) > 0;
   return listed && (config.max_batch_size ?? 0) > 0 && tensors.every((tensor) => tensor.data_type && tensor.dims !== undefined);
+}
+
+/** As Triton's TensorFlow auto-complete: a max_batch_size above 1 with no scheduler gets the dynamic batcher. */
+function withDefaultScheduler(config: ModelConfig): ModelConfig {
+  const unscheduled = config.dynamic_batching === undefined && config.sequence_batching === undefined && config.ensemble_scheduling === undefined;
+  return (config.max_batch_size ?? 0) > 1 && unscheduled ? { ...config, dynamic_batching: {} } : config;
+}
+
+/** Triton's TensorFlow backend refuses CPU execution accelerators (GPU ones only apply to GPU instances). */
+function requireNoCpuAccelerator(config: ModelConfig): void {
+  const accelerators = config.optimization?.execution_accelerators?.cpu_execution_accelerator ?? [];
+  if (accelerators.length > 0) {
+    throw new InferenceError(
+      'INVALID_ARG',
+      `model '${config.name}': CPU execution accelerators (${accelerators.map((a) => a.name).join(', ')}) are not supported by the tensorflow backend`,
+    );
+  }
 }
 
 function requireSavedModelPlatform(config: ModelConfig): void {

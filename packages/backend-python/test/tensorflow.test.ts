@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,8 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     `;
     const s = await serve([{ name: 'add_sub', config }]);
     await s.loadModel('add_sub');
+    // Triton's TensorFlow auto-complete gives a max_batch_size above 1 with no scheduler the dynamic batcher.
+    expect((await s.modelConfig('add_sub')).dynamic_batching).toBeDefined();
     const { inputs, outputs } = expected.add_sub!;
     const response = await s.infer('add_sub', { inputs: { INPUT0: float32([3, 4], inputs.INPUT0!), INPUT1: float32([3, 4], inputs.INPUT1!) } });
     for (const name of ['OUTPUT0', 'OUTPUT1']) {
@@ -200,15 +202,68 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     expect(await s.isModelReady('add_sub')).toBe(true);
   }, SLOW);
 
-  it('fails the load naming the tensor whose config type disagrees with the signature, or that the signature lacks', async () => {
-    const tensors = (input: string) =>
-      `platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ninput [ ${input}, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]`;
+  it('fails the load naming the tensor whose config type or shape disagrees with the signature, or that the signature lacks', async () => {
+    const tensors = (input: string, output = '{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }', more = '') =>
+      `platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ninput [ ${input}, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ ${output} ]\n${more}`;
+    const input0 = '{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }';
     const s = await serve([
       { name: 'typed', source: 'add_sub', config: tensors('{ name: "INPUT0" data_type: TYPE_INT32 dims: [ 4 ] }') },
       { name: 'named', source: 'add_sub', config: tensors('{ name: "IN0" data_type: TYPE_FP32 dims: [ 4 ] }') },
+      { name: 'wide', source: 'add_sub', config: tensors('{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 5 ] }') },
+      { name: 'ranked', source: 'add_sub', config: tensors('{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 2, 2 ] }') },
+      // An output's shape is compared exactly: the signature's 4 is not the config's -1.
+      { name: 'loose', source: 'add_sub', config: tensors(input0, '{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] }') },
+      { name: 'fixed', config: 'platform: "tensorflow_savedmodel"\ninput [ { name: "X" data_type: TYPE_FP64 dims: [ 3, 2 ] } ]\noutput [ { name: "Y" data_type: TYPE_FP64 dims: [ 2, 3 ] } ]' },
+      { name: 'accelerated', source: 'add_sub', config: tensors(input0, undefined, 'optimization { execution_accelerators { cpu_execution_accelerator [ { name: "openvino" } ] } }') },
     ]);
     await expect(s.loadModel('typed')).rejects.toThrow(/input 'INPUT0' has data_type TYPE_INT32 in the config but TYPE_FP32 \(float32\) in the signature/);
     await expect(s.loadModel('named')).rejects.toThrow(/input 'IN0' is not in the signature; its inputs are: INPUT0, INPUT1/);
+    await expect(s.loadModel('wide')).rejects.toThrow(/input 'INPUT0' has shape \[-1, 5\] in the config \(a -1 batch dimension.*\) but \[-1, 4\] in the signature/);
+    await expect(s.loadModel('ranked')).rejects.toThrow(/input 'INPUT0' has shape \[-1, 2, 2\] in the config .* but \[-1, 4\] in the signature/);
+    await expect(s.loadModel('loose')).rejects.toThrow(/output 'OUTPUT0' has shape \[-1, -1\] in the config .* but \[-1, 4\] in the signature/);
+    await expect(s.loadModel('fixed')).rejects.toThrow(/input 'X' has shape \[3, 2\] in the config but \[2, 3\] in the signature/);
+    await expect(s.loadModel('accelerated')).rejects.toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/CPU execution accelerators \(openvino\) are not supported/) });
+    expect(await stubProcesses()).toEqual([]);
+  }, SLOW);
+
+  it('fails the requests of a batch whose output has no row per input row, instead of splitting it wrongly, and keeps serving', async () => {
+    const s = await serve([{ name: 'flatten', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ndynamic_batching { max_queue_delay_microseconds: 300000 }' }, { name: 'add_sub' }]);
+    await s.loadModel('flatten');
+    await s.loadModel('add_sub');
+    const one = float32([1, 4], [[1, 2, 3, 4]]);
+    const failures = await Promise.all([0, 1].map(() => s.infer('flatten', { inputs: { X: one } }).catch((error: unknown) => error)));
+    for (const failure of failures) {
+      expect(failure).toBeInstanceOf(InferenceError);
+      expect((failure as Error).message).toMatch(/output 'FLAT' has shape \[\d+\] for a batch of \d+ rows: its first dimension must be the batch/);
+    }
+    const answer = await s.infer('add_sub', { inputs: { INPUT0: one, INPUT1: one } });
+    expect([...(answer.outputs.OUTPUT1!.data as Float32Array)]).toEqual([0, 0, 0, 0]);
+  }, SLOW);
+
+  it('sizes TensorFlow\'s thread pools by TF_NUM_INTRA_THREADS and TF_NUM_INTER_THREADS, and refuses a value that is not a count', async () => {
+    const parameter = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
+    const base = 'platform: "tensorflow_savedmodel"\ninstance_group [ { count: 1 kind: KIND_CPU } ]';
+    const s = await serve([
+      { name: 'threaded', source: 'add_sub', config: `${base}\n${parameter('TF_NUM_INTRA_THREADS', '24')}\n${parameter('TF_NUM_INTER_THREADS', '24')}` },
+      { name: 'plain', source: 'add_sub', config: base },
+      { name: 'negative', source: 'add_sub', config: `${base}\n${parameter('TF_NUM_INTRA_THREADS', '-1')}` },
+      { name: 'wordy', source: 'add_sub', config: `${base}\n${parameter('TF_NUM_INTER_THREADS', 'many')}` },
+    ]);
+    const one = float32([1, 4], [[1, 2, 3, 4]]);
+    /** The threads of the model's one stub once it has run an op (the pools exist from the first op on). */
+    const stubThreads = async (model: string): Promise<number> => {
+      await s.loadModel(model);
+      await s.infer(model, { inputs: { INPUT0: one, INPUT1: one } });
+      const [pid] = await stubProcesses();
+      const threads = (await readdir(`/proc/${pid}/task`)).length;
+      await s.unloadModel(model);
+      return threads;
+    };
+    // Two pools of 24 on top of the stub's own threads; TensorFlow's default sizes them by the cores.
+    expect(await stubThreads('threaded')).toBeGreaterThanOrEqual(48);
+    expect(await stubThreads('plain')).toBeLessThan(24 + availableParallelism() * 2);
+    await expect(s.loadModel('negative')).rejects.toThrow(/parameter 'TF_NUM_INTRA_THREADS' must be a non-negative integer, not '-1'/);
+    await expect(s.loadModel('wordy')).rejects.toThrow(/parameter 'TF_NUM_INTER_THREADS' must be a non-negative integer, not 'many'/);
   }, SLOW);
 
   it('leaves no stub behind when unloaded, and loads again', async () => {

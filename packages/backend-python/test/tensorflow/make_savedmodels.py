@@ -48,6 +48,14 @@ class Fixed(tf.Module):
         return {"Y": X * self.scale}
 
 
+class Flatten(tf.Module):
+    """A variable first dimension that is not the batch: [rows, 4] in, [rows * 4] out."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="X")])
+    def serve(self, X):
+        return {"FLAT": tf.reshape(X, [-1])}
+
+
 def v1_tagged(path):
     """A TF1-style SavedModel whose only MetaGraph has tag 'serve1' and signature 'serving2'."""
     graph = tf.Graph()
@@ -85,6 +93,8 @@ def main(root):
     tf.saved_model.save(strings, version_path(root, "strings"), signatures={"serving_default": strings.serve})
     fixed = Fixed()
     tf.saved_model.save(fixed, version_path(root, "fixed"), signatures={"serving_default": fixed.serve})
+    flatten = Flatten()
+    tf.saved_model.save(flatten, version_path(root, "flatten"), signatures={"serving_default": flatten.serve})
     v1_tagged(version_path(root, "tagged"))
 
     a = rng.standard_normal((3, 4)).astype(np.float32)
