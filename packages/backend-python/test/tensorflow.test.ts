@@ -4,7 +4,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { InferenceError, InferenceServer, type Tensor } from '@tritium/core';
+import { InferenceError, InferenceServer, toTensor, type DataType, type InferResponse, type Tensor } from '@tritium/core';
 import { pythonBackend, tensorflowBackend } from '@tritium/backend-python';
 import { pythonMissing, shmLeftovers, stubProcesses } from './helpers.js';
 
@@ -178,6 +178,36 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     const upper = (answer.outputs.UPPER!.data as Array<string | Uint8Array>).map((v) => Buffer.from(v).toString());
     expect(upper).toEqual(outputs.UPPER);
     expect([...(answer.outputs.LENGTH!.data as Int32Array)]).toEqual(outputs.LENGTH);
+  }, SLOW);
+
+  it('serves BOOL, FP16, INT8/16/64 and UINT8/16/32/64 tensors with the values TensorFlow computes', async () => {
+    const s = await serve([{ name: 'types' }]);
+    await s.loadModel('types');
+    const datatypes: Record<string, DataType> = { B: 'BOOL', H: 'FP16', I8: 'INT8', U8: 'UINT8', I16: 'INT16', U16: 'UINT16', I64: 'INT64', U32: 'UINT32', U64: 'UINT64' };
+    const config = await s.modelConfig('types');
+    expect(config.input.map((t) => [t.name, t.data_type])).toEqual(Object.entries(datatypes).map(([key, type]) => [key, `TYPE_${type}`]).sort());
+    const { inputs, outputs } = expected.types!;
+    const tensor = (datatype: DataType, rows: unknown[]) => toTensor('expected', { datatype, shape: [2, 2], data: rows.flat() as number[] });
+    const answer = await s.infer('types', { inputs: Object.fromEntries(Object.entries(datatypes).map(([key, type]) => [key, tensor(type, inputs[key]!)])) });
+    for (const [key, type] of Object.entries(datatypes)) {
+      const output = answer.outputs[`${key}_OUT`]!;
+      expect([output.datatype, output.shape]).toEqual([type, [2, 2]]);
+      expect(Array.from(output.data as ArrayLike<unknown>)).toEqual(Array.from(tensor(type, outputs[`${key}_OUT`]!).data as ArrayLike<unknown>));
+    }
+  }, SLOW);
+
+  it('fails only the request TensorFlow raises for when a batch runs request by request', async () => {
+    const s = await serve([{ name: 'checked', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ndynamic_batching { max_queue_delay_microseconds: 300000 }' }]);
+    await s.loadModel('checked');
+    // Items of different shapes cannot be joined: the batch runs request by request.
+    const [good, bad] = await Promise.all([
+      s.infer('checked', { inputs: { X: float32([1, 2], [[4, 9]]) } }),
+      s.infer('checked', { inputs: { X: float32([1, 3], [[1, -1, 1]]) } }).catch((error: unknown) => error),
+    ]);
+    expect([...((good as InferResponse).outputs.ROOT!.data as Float32Array)]).toEqual([2, 3]);
+    expect(bad).toBeInstanceOf(InferenceError);
+    expect((bad as Error).message).toMatch(/X must not be negative/);
+    expect((await s.statistics('checked')).model_stats[0]!.execution_count).toBe(1);
   }, SLOW);
 
   it('refuses a wrong datatype or shape with INVALID_ARG and keeps serving', async () => {
