@@ -222,12 +222,25 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     expect([...(answer.outputs.OUTPUT0!.data as Float32Array)]).toEqual([2, 4, 6, 8]);
   }, SLOW);
 
-  it('fails to load a corrupt saved_model.pb, naming it, and keeps serving the others', async () => {
-    const s = await serve([{ name: 'corrupt', source: 'add_sub', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 8' }, { name: 'add_sub' }]);
-    await writeFile(join(repo, 'corrupt', '1', 'model.savedmodel', 'saved_model.pb'), 'not a protobuf');
-    const failure = await s.loadModel('corrupt').catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(InferenceError);
-    expect((failure as Error).message).toMatch(/saved_model\.pb|SavedModel/);
+  it('fails to load a corrupt or empty SavedModel, naming it, leaves no stub behind, and keeps serving the others', async () => {
+    const complete = 'platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ninput [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]';
+    const s = await serve([
+      // Auto-complete reads this one; the instance reads the other two.
+      { name: 'corrupt', source: 'add_sub', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 8' },
+      { name: 'garbled', source: 'add_sub', config: complete },
+      { name: 'empty', source: 'add_sub', config: complete },
+      { name: 'add_sub' },
+    ]);
+    for (const name of ['corrupt', 'garbled']) await writeFile(join(repo, name, '1', 'model.savedmodel', 'saved_model.pb'), 'not a protobuf');
+    await rm(join(repo, 'empty', '1', 'model.savedmodel'), { recursive: true });
+    await mkdir(join(repo, 'empty', '1', 'model.savedmodel'));
+    for (const name of ['corrupt', 'garbled', 'empty']) {
+      const failure = await s.loadModel(name).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(InferenceError);
+      expect((failure as Error).message).toMatch(name === 'empty' ? /SavedModel file does not exist/ : /saved_model\.pb/);
+      expect((failure as Error).message).toContain(join(repo, name, '1', 'model.savedmodel'));
+      expect(await stubProcesses()).toEqual([]);
+    }
     await s.loadModel('add_sub');
     expect(await s.isModelReady('add_sub')).toBe(true);
   }, SLOW);
@@ -296,9 +309,10 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     await expect(s.loadModel('wordy')).rejects.toThrow(/parameter 'TF_NUM_INTER_THREADS' must be a non-negative integer, not 'many'/);
   }, SLOW);
 
-  it('leaves no stub behind when unloaded, and loads again', async () => {
+  it('leaves no stub, shared memory or thread behind when unloaded, and loads again', async () => {
     const s = await serve([{ name: 'add_sub' }]);
-    for (let round = 0; round < 2; round++) {
+    const threads: number[] = [];
+    for (let round = 0; round < 3; round++) {
       await s.loadModel('add_sub');
       // One stub per instance: Triton's default CPU instance group may hold several.
       const instances = (await s.modelConfig('add_sub')).instance_group.reduce((count, group) => count + group.count, 0);
@@ -306,7 +320,10 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
       await s.unloadModel('add_sub');
       expect(await stubProcesses()).toEqual([]);
       expect(shmLeftovers()).toEqual([]);
+      threads.push((await readdir('/proc/self/task')).length);
     }
+    // The server's own threads do not grow with each load and unload.
+    expect(threads[2]).toBeLessThanOrEqual(threads[1]!);
   }, SLOW);
 
   it('is UNAVAILABLE, naming the pip install, where the interpreter has no TensorFlow', async () => {
