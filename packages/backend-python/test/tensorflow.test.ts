@@ -210,6 +210,23 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     expect((await s.statistics('checked')).model_stats[0]!.execution_count).toBe(1);
   }, SLOW);
 
+  it('feeds the sequence batcher\'s controls to the signature inputs they name, leaving them out of auto-complete', async () => {
+    const sequence = (pair: string) => `platform: "tensorflow_savedmodel"\nmax_batch_size: 4\nsequence_batching { control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START ${pair}: [ 0, 1 ] } ] } ] }`;
+    const s = await serve([
+      { name: 'started', config: sequence('int32_false_true') },
+      { name: 'mistyped', source: 'started', config: sequence('fp32_false_true') },
+    ]);
+    await s.loadModel('started');
+    const config = await s.modelConfig('started');
+    expect(config.input.map((t) => t.name)).toEqual(['INPUT']);
+    expect(config.dynamic_batching).toBeUndefined();
+    const three = float32([1, 1], [[3]]);
+    const first = await s.infer('started', { inputs: { INPUT: three }, sequence: { id: 7, start: true } });
+    const next = await s.infer('started', { inputs: { INPUT: three }, sequence: { id: 7, end: true } });
+    expect([[...(first.outputs.OUTPUT!.data as Float32Array)], [...(next.outputs.OUTPUT!.data as Float32Array)]]).toEqual([[6], [3]]);
+    await expect(s.loadModel('mistyped')).rejects.toThrow(/sequence control 'START' has data_type TYPE_FP32 in the config but TYPE_INT32 \(int32\) in the signature/);
+  }, SLOW);
+
   it('refuses a wrong datatype or shape with INVALID_ARG and keeps serving', async () => {
     const s = await serve([{ name: 'add_sub' }]);
     await s.loadModel('add_sub');

@@ -113,7 +113,9 @@ class TritonPythonModel:
         if max_batch_size == 0 and batching:
             auto_complete_model_config.set_max_batch_size(DEFAULT_MAX_BATCH_SIZE)
         batching = (config.get("max_batch_size") or 0) > 0
-        _complete(config, "input", inputs, batching, listed_only=False)
+        # The server supplies sequence controls and batch inputs: they are no config inputs.
+        supplied = _supplied_inputs(config)
+        _complete(config, "input", {k: v for k, v in inputs.items() if k not in supplied}, batching, listed_only=False)
         _complete(config, "output", outputs, batching, listed_only=bool(config.get("output")))
         return auto_complete_model_config
 
@@ -123,10 +125,13 @@ class TritonPythonModel:
         inputs, outputs = _specs(self.function)
         self.batching = (config.get("max_batch_size") or 0) > 0
         served_inputs = _matched(config.get("input"), inputs, "input", self.batching)
-        missing = sorted(set(inputs) - set(served_inputs))
+        supplied = _supplied_inputs(config)
+        missing = sorted(set(inputs) - set(served_inputs) - set(supplied))
         if missing:
             raise pb_utils.TritonModelException("the config lacks the signature's inputs: %s" % ", ".join(missing))
         self.input_types = {name: spec.dtype for name, (_entry, spec) in served_inputs.items()}
+        for name, (role, data_type) in supplied.items():
+            self.input_types[name] = _supplied_spec(name, role, data_type, inputs).dtype
         served_outputs = _matched(config.get("output"), outputs, "output", self.batching)
         self.output_types = {name: entry["data_type"] for name, (entry, _spec) in served_outputs.items()}
         # Outputs with a config reshape go back to the config's dims (Triton reports those).
@@ -194,19 +199,44 @@ def _matched(entries, specs, role, batching):
         if spec is None:
             raise pb_utils.TritonModelException(
                 "%s '%s' is not in the signature; its %ss are: %s" % (role, entry["name"], role, ", ".join(specs)))
-        _check_type(entry, spec, role)
+        _check_type(entry["name"], entry.get("data_type"), spec, role)
         _check_shape(entry, spec, role, batching)
         matched[entry["name"]] = (entry, spec)
     return matched
 
 
-def _check_type(entry, spec, role):
-    expected = _config_type(spec, role, entry["name"])
-    given = entry.get("data_type")
+def _supplied_inputs(config):
+    """{name: (role, config data_type)} of the inputs the server adds to each request: the
+    sequence batcher's controls and the batch inputs."""
+    supplied = {}
+    for entry in (config.get("sequence_batching") or {}).get("control_input") or []:
+        for control in entry.get("control") or []:
+            # START/END/READY take the type of their false/true pair; CORRID names its own.
+            pairs = (("int32_false_true", "TYPE_INT32"), ("fp32_false_true", "TYPE_FP32"), ("bool_false_true", "TYPE_BOOL"))
+            data_type = next((t for key, t in pairs if control.get(key)), control.get("data_type"))
+            supplied[entry["name"]] = ("sequence control", data_type)
+    for entry in config.get("batch_input") or []:
+        for name in entry.get("target_name") or []:
+            supplied[name] = ("batch input", entry.get("data_type"))
+    return supplied
+
+
+def _supplied_spec(name, role, data_type, specs):
+    """The signature's spec for an input the server supplies: there, with the type the server gives it."""
+    spec = specs.get(name)
+    if spec is None:
+        raise pb_utils.TritonModelException(
+            "%s '%s' is not in the signature; its inputs are: %s" % (role, name, ", ".join(specs)))
+    _check_type(name, data_type, spec, role)
+    return spec
+
+
+def _check_type(name, given, spec, role):
+    expected = _config_type(spec, role, name)
     if given != expected:
         raise pb_utils.TritonModelException(
             "%s '%s' has data_type %s in the config but %s (%s) in the signature"
-            % (role, entry["name"], given, expected, spec.dtype.name))
+            % (role, name, given, expected, spec.dtype.name))
 
 
 def _check_shape(entry, spec, role, batching):

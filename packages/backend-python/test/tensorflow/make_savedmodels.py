@@ -82,6 +82,15 @@ class Checked(tf.Module):
             return {"ROOT": tf.sqrt(X)}
 
 
+class Started(tf.Module):
+    """A sequence model: doubles its input on the request that starts a sequence (START is a control)."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 1], tf.float32, name="INPUT"),
+                                  tf.TensorSpec([None, 1], tf.int32, name="START")])
+    def serve(self, INPUT, START):
+        return {"OUTPUT": INPUT * tf.cast(1 + START, tf.float32)}
+
+
 def v1_tagged(path):
     """A TF1-style SavedModel whose only MetaGraph has tag 'serve1' and signature 'serving2'."""
     graph = tf.Graph()
@@ -125,6 +134,8 @@ def main(root):
     tf.saved_model.save(types, version_path(root, "types"), signatures={"serving_default": types.serve})
     checked = Checked()
     tf.saved_model.save(checked, version_path(root, "checked"), signatures={"serving_default": checked.serve})
+    started = Started()
+    tf.saved_model.save(started, version_path(root, "started"), signatures={"serving_default": started.serve})
     v1_tagged(version_path(root, "tagged"))
 
     a = rng.standard_normal((3, 4)).astype(np.float32)
