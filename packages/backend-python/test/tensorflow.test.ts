@@ -169,15 +169,22 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     await expect(s.loadModel('unsigned')).rejects.toThrow(/no signature 'nope' \(TF_SIGNATURE_DEF\) under tag 'serve'; it has: product, serving_default/);
   }, SLOW);
 
-  it('serves BYTES and INT32 tensors', async () => {
-    const s = await serve([{ name: 'strings' }]);
-    await s.loadModel('strings');
-    expect((await s.modelConfig('strings')).input).toMatchObject([{ name: 'TEXT', data_type: 'TYPE_STRING', dims: [1], reshape: { shape: [] } }]);
+  it('serves BYTES (any bytes) and INT32 tensors, auto-completed or listed with a reshape', async () => {
+    // The reshape's shape, not the dims, is what the model sees: no hint against batching.
+    const listed = 'platform: "tensorflow_savedmodel"\ninput [ { name: "TEXT" data_type: TYPE_STRING dims: [ 1 ] reshape: { shape: [ ] } } ]';
+    const s = await serve([{ name: 'strings' }, { name: 'listed', source: 'strings', config: listed }]);
     const { inputs, outputs } = expected.strings!;
-    const answer = await s.infer('strings', { inputs: { TEXT: { datatype: 'BYTES', shape: [3, 1], data: inputs.TEXT as string[] } } });
-    const upper = (answer.outputs.UPPER!.data as Array<string | Uint8Array>).map((v) => Buffer.from(v).toString());
-    expect(upper).toEqual(outputs.UPPER);
-    expect([...(answer.outputs.LENGTH!.data as Int32Array)]).toEqual(outputs.LENGTH);
+    const bytes = (inputs.TEXT as number[][]).map((b) => Uint8Array.from(b));
+    for (const name of ['strings', 'listed']) {
+      await s.loadModel(name);
+      const config = await s.modelConfig(name);
+      expect(config.max_batch_size).toBe(4);
+      expect(config.input).toMatchObject([{ name: 'TEXT', data_type: 'TYPE_STRING', dims: [1], reshape: { shape: [] } }]);
+      const answer = await s.infer(name, { inputs: { TEXT: { datatype: 'BYTES', shape: [bytes.length, 1], data: bytes } } });
+      expect(answer.outputs.UPPER!.shape).toEqual([bytes.length, 1]);
+      expect((answer.outputs.UPPER!.data as Array<string | Uint8Array>).map((v) => [...Buffer.from(v)])).toEqual(outputs.UPPER);
+      expect([...(answer.outputs.LENGTH!.data as Int32Array)]).toEqual(outputs.LENGTH);
+    }
   }, SLOW);
 
   it('serves BOOL, FP16, INT8/16/64 and UINT8/16/32/64 tensors with the values TensorFlow computes', async () => {

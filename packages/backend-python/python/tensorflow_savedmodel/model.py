@@ -239,15 +239,20 @@ def _check_type(name, given, spec, role):
             % (role, name, given, expected, spec.dtype.name))
 
 
+def _model_shape(entry):
+    """The shape a config tensor has in the model, without the batch dimension: its reshape where given, else its dims."""
+    reshape = entry.get("reshape")
+    dims = (reshape.get("shape") or []) if reshape is not None else (entry.get("dims") or [])
+    return [int(d) for d in dims]
+
+
 def _check_shape(entry, spec, role, batching):
     """Triton's check of a config shape (its reshape where given, after a -1 batch dimension when batching)
     against the signature: an input's unknown signature dimension takes any size, an output's must be -1 in the config."""
     expected = _dims(spec)
     if expected is None:
         return
-    reshape = entry.get("reshape")
-    dims = (reshape.get("shape") or []) if reshape is not None else (entry.get("dims") or [])
-    given = ([-1] if batching else []) + [int(d) for d in dims]
+    given = ([-1] if batching else []) + _model_shape(entry)
     exact = role == "output"
     if len(given) != len(expected) or any(e != g and (exact or e != -1) for e, g in zip(expected, given)):
         raise pb_utils.TritonModelException(
@@ -256,15 +261,15 @@ def _check_shape(entry, spec, role, batching):
 
 
 def _batch_hint(config, inputs, outputs, can_batch):
-    """With max_batch_size 0, listed dims say whether the model batches (rank one more than dims)."""
+    """With max_batch_size 0, listed shapes (reshape, else dims) say whether the model batches (rank one more than them)."""
     hint = None
     for key, specs in (("input", inputs), ("output", outputs)):
         for entry in config.get(key) or []:
             spec = specs.get(entry.get("name"))
-            dims = entry.get("dims")
-            if spec is None or not dims or _dims(spec) is None:
+            shape = _model_shape(entry)
+            if spec is None or not shape or _dims(spec) is None:
                 continue
-            says = len(_dims(spec)) == len(dims) + 1
+            says = len(_dims(spec)) == len(shape) + 1
             if hint is not None and hint != says:
                 raise pb_utils.TritonModelException(
                     "unable to autofill for '%s': the config's tensors disagree on whether the model batches"

@@ -116,7 +116,8 @@ def outputs_of(path, inputs, tag="serve", signature="serving_default"):
 
 
 def listed(arrays):
-    return {k: (v.astype(str).tolist() if v.dtype.kind in "SO" else v.tolist()) for k, v in arrays.items()}
+    """Arrays as JSON: a BYTES element as its list of byte values, so that any bytes survive."""
+    return {k: ([list(b) for b in v.flat] if v.dtype.kind in "SO" else v.tolist()) for k, v in arrays.items()}
 
 
 def main(root):
@@ -140,7 +141,7 @@ def main(root):
 
     a = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal((3, 4)).astype(np.float32)
-    text = np.array([b"tritium", b"", b"SavedModel"], dtype=object)
+    text = np.array([b"tritium", b"", b"SavedModel", b"\xff\x00bin"], dtype=object)
     x = rng.standard_normal((2, 3))
     ints = np.arange(6, dtype=np.int32).reshape(2, 3)
     cases = {
