@@ -10,13 +10,24 @@ const SAVEDMODEL_RUNNER = fileURLToPath(new URL('../python/tensorflow_savedmodel
 /** How the runner learns which SavedModel directory to load. */
 const SAVEDMODEL_PATH_VARIABLE = 'TRITIUM_SAVEDMODEL_PATH';
 const SAVEDMODEL_PLATFORM = 'tensorflow_savedmodel';
+/** How the runner learns the max_batch_size auto-complete gives a model that batches. */
+const DEFAULT_MAX_BATCH_SIZE_VARIABLE = 'TRITIUM_TF_DEFAULT_MAX_BATCH_SIZE';
+
+export interface TensorflowBackendOptions extends PythonBackendOptions {
+  /** Triton's `--backend-config=tensorflow,default-max-batch-size`: what auto-complete sets for a model that batches (default 4). */
+  readonly defaultMaxBatchSize?: number;
+}
 
 /**
  * Triton's TensorFlow backend for SavedModels (`platform: "tensorflow_savedmodel"`,
  * `model.savedmodel/`), run by TensorFlow in a Python stub: one stub per instance, as
  * Python models are. Triton dropped its own TensorFlow backend after 25.03.
  */
-export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
+export function tensorflowBackend(options: TensorflowBackendOptions = {}): Backend {
+  const { defaultMaxBatchSize = 4 } = options;
+  if (!Number.isSafeInteger(defaultMaxBatchSize) || defaultMaxBatchSize < 0) {
+    throw new InferenceError('INVALID_ARG', `tensorflow backend: defaultMaxBatchSize must be a non-negative integer, not ${defaultMaxBatchSize}`);
+  }
   const defaultInterpreter = options.interpreter ?? 'python3';
   // Importing TensorFlow and loading a model takes seconds.
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;
@@ -28,7 +39,8 @@ export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
     requireSavedModelPlatform(config);
     requireSharedMemory(config.name ?? '');
     const environment = await pythonEnvironment(config, files.modelDirectory, defaultInterpreter, options.environmentCacheDirectory);
-    return { ...environment, env: { ...environment.env, [SAVEDMODEL_PATH_VARIABLE]: files.modelPath } };
+    const env = { ...environment.env, [SAVEDMODEL_PATH_VARIABLE]: files.modelPath, [DEFAULT_MAX_BATCH_SIZE_VARIABLE]: String(defaultMaxBatchSize) };
+    return { ...environment, env };
   };
 
   return {

@@ -102,14 +102,15 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     expect(stats.execution_count).toBeLessThan(4);
   }, SLOW);
 
-  it('auto-completes max_batch_size, dynamic batching, inputs and outputs from the signature', async () => {
-    const s = await serve([{ name: 'add_sub' }, { name: 'fixed', config: 'platform: "tensorflow_savedmodel"' }]);
+  it('auto-completes max_batch_size (the backend\'s defaultMaxBatchSize), dynamic batching, inputs and outputs from the signature', async () => {
+    expect(() => tensorflowBackend({ defaultMaxBatchSize: -1 })).toThrow(/defaultMaxBatchSize must be a non-negative integer, not -1/);
+    const s = await serve([{ name: 'add_sub' }, { name: 'fixed', config: 'platform: "tensorflow_savedmodel"' }], [tensorflowBackend({ defaultMaxBatchSize: 16 })]);
     await s.loadModel('add_sub');
     await s.loadModel('fixed');
     const batching = (await s.modelConfig('add_sub'));
     expect(batching.platform).toBe('tensorflow_savedmodel');
     expect(batching.backend).toBe('tensorflow');
-    expect(batching.max_batch_size).toBe(4);
+    expect(batching.max_batch_size).toBe(16);
     expect(batching.dynamic_batching).toBeDefined();
     expect(batching.input.map((t) => [t.name, t.data_type, t.dims])).toEqual([
       ['INPUT0', 'TYPE_FP32', [4]],

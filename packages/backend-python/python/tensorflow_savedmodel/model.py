@@ -20,7 +20,8 @@ except ImportError as missing:
         % (sys.executable, sys.executable, missing)) from None
 
 SAVEDMODEL_PATH = "TRITIUM_SAVEDMODEL_PATH"
-DEFAULT_MAX_BATCH_SIZE = 4
+# The backend's defaultMaxBatchSize (Triton's default-max-batch-size).
+DEFAULT_MAX_BATCH_SIZE = "TRITIUM_TF_DEFAULT_MAX_BATCH_SIZE"
 
 # TensorFlow dtypes with a Triton datatype (config form).
 _CONFIG_TYPES = {
@@ -111,7 +112,7 @@ class TritonPythonModel:
                 % (config.get("name", ""), max_batch_size, _parameter(config, "TF_SIGNATURE_DEF", "serving_default")))
         batching = can_batch and _batch_hint(config, inputs, outputs, can_batch)
         if max_batch_size == 0 and batching:
-            auto_complete_model_config.set_max_batch_size(DEFAULT_MAX_BATCH_SIZE)
+            auto_complete_model_config.set_max_batch_size(int(os.environ.get(DEFAULT_MAX_BATCH_SIZE, "4")))
         batching = (config.get("max_batch_size") or 0) > 0
         # The server supplies sequence controls and batch inputs: they are no config inputs.
         supplied = _supplied_inputs(config)
