@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,7 +104,12 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
 
   it('auto-completes max_batch_size (the backend\'s defaultMaxBatchSize), dynamic batching, inputs and outputs from the signature', async () => {
     expect(() => tensorflowBackend({ defaultMaxBatchSize: -1 })).toThrow(/defaultMaxBatchSize must be a non-negative integer, not -1/);
-    const s = await serve([{ name: 'add_sub' }, { name: 'fixed', config: 'platform: "tensorflow_savedmodel"' }], [tensorflowBackend({ defaultMaxBatchSize: 16 })]);
+    const s = await serve(
+      [{ name: 'add_sub' }, { name: 'fixed', config: 'platform: "tensorflow_savedmodel"\ndefault_model_filename: "scaled.savedmodel"' }],
+      [tensorflowBackend({ defaultMaxBatchSize: 16 })],
+    );
+    // The config's default_model_filename names the SavedModel directory, for auto-complete and the instances alike.
+    await rename(join(repo, 'fixed', '1', 'model.savedmodel'), join(repo, 'fixed', '1', 'scaled.savedmodel'));
     await s.loadModel('add_sub');
     await s.loadModel('fixed');
     const batching = (await s.modelConfig('add_sub'));
@@ -282,6 +287,7 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
       // An output's shape is compared exactly: the signature's 4 is not the config's -1.
       { name: 'loose', source: 'add_sub', config: tensors(input0, '{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] }') },
       { name: 'fixed', config: 'platform: "tensorflow_savedmodel"\ninput [ { name: "X" data_type: TYPE_FP64 dims: [ 3, 2 ] } ]\noutput [ { name: "Y" data_type: TYPE_FP64 dims: [ 2, 3 ] } ]' },
+      { name: 'optional', source: 'add_sub', config: tensors('{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] optional: true }') },
       { name: 'accelerated', source: 'add_sub', config: tensors(input0, undefined, 'optimization { execution_accelerators { cpu_execution_accelerator [ { name: "openvino" } ] } }') },
     ]);
     await expect(s.loadModel('typed')).rejects.toThrow(/input 'INPUT0' has data_type TYPE_INT32 in the config but TYPE_FP32 \(float32\) in the signature/);
@@ -290,6 +296,7 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     await expect(s.loadModel('ranked')).rejects.toThrow(/input 'INPUT0' has shape \[-1, 2, 2\] in the config .* but \[-1, 4\] in the signature/);
     await expect(s.loadModel('loose')).rejects.toThrow(/output 'OUTPUT0' has shape \[-1, -1\] in the config .* but \[-1, 4\] in the signature/);
     await expect(s.loadModel('fixed')).rejects.toThrow(/input 'X' has shape \[3, 2\] in the config but \[2, 3\] in the signature/);
+    await expect(s.loadModel('optional')).rejects.toThrow(/the signature needs every input in each run, but the config makes these optional: INPUT0/);
     await expect(s.loadModel('accelerated')).rejects.toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/CPU execution accelerators \(openvino\) are not supported/) });
     expect(await stubProcesses()).toEqual([]);
   }, SLOW);

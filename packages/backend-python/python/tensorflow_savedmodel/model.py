@@ -126,6 +126,10 @@ class TritonPythonModel:
         inputs, outputs = _specs(self.function)
         self.batching = (config.get("max_batch_size") or 0) > 0
         served_inputs = _matched(config.get("input"), inputs, "input", self.batching)
+        optional = sorted(name for name, (entry, _spec) in served_inputs.items() if entry.get("optional"))
+        if optional:
+            raise pb_utils.TritonModelException(
+                "the signature needs every input in each run, but the config makes these optional: %s" % ", ".join(optional))
         supplied = _supplied_inputs(config)
         missing = sorted(set(inputs) - set(served_inputs) - set(supplied))
         if missing:
