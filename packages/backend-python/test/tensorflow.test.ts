@@ -171,7 +171,7 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     const out = await s.infer('tagged', { inputs: { IN: { datatype: 'INT32', shape: [2, 3], data: Int32Array.from((tagged.inputs.IN as number[][]).flat()) } } });
     expect([...(out.outputs.OUT!.data as Int32Array)]).toEqual((tagged.outputs.OUT as number[][]).flat());
 
-    await expect(s.loadModel('untagged')).rejects.toThrow(/serve/);
+    await expect(s.loadModel('untagged')).rejects.toThrow(/tags 'serve' could not be found in SavedModel, with available tags '\[\{'serve1'\}\]'/);
     await expect(s.loadModel('unsigned')).rejects.toThrow(/no signature 'nope' \(TF_SIGNATURE_DEF\) under tag 'serve'; it has: product, serving_default/);
   }, SLOW);
 
