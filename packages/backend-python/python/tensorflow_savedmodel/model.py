@@ -41,11 +41,10 @@ def _parameter(config, key, default):
 def _thread_count(config, key):
     """TF_NUM_INTRA_THREADS or TF_NUM_INTER_THREADS: a non-negative integer; 0 (the default) lets TensorFlow choose."""
     text = _parameter(config, key, "0").strip()
-    count = int(text) if text.isdigit() else -1
-    if count < 0:
+    if not (text.isascii() and text.isdigit()):
         raise pb_utils.TritonModelException(
             "parameter '%s' must be a non-negative integer, not '%s'" % (key, text))
-    return count
+    return int(text)
 
 
 def _configure_threads(config):
