@@ -10,13 +10,24 @@ const SAVEDMODEL_RUNNER = fileURLToPath(new URL('../python/tensorflow_savedmodel
 /** How the runner learns which SavedModel directory to load. */
 const SAVEDMODEL_PATH_VARIABLE = 'TRITIUM_SAVEDMODEL_PATH';
 const SAVEDMODEL_PLATFORM = 'tensorflow_savedmodel';
+/** How the runner learns the max_batch_size auto-complete gives a model that batches. */
+const DEFAULT_MAX_BATCH_SIZE_VARIABLE = 'TRITIUM_TF_DEFAULT_MAX_BATCH_SIZE';
+
+export interface TensorflowBackendOptions extends PythonBackendOptions {
+  /** Triton's `--backend-config=tensorflow,default-max-batch-size`: what auto-complete sets for a model that batches (default 4). */
+  readonly defaultMaxBatchSize?: number;
+}
 
 /**
  * Triton's TensorFlow backend for SavedModels (`platform: "tensorflow_savedmodel"`,
  * `model.savedmodel/`), run by TensorFlow in a Python stub: one stub per instance, as
  * Python models are. Triton dropped its own TensorFlow backend after 25.03.
  */
-export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
+export function tensorflowBackend(options: TensorflowBackendOptions = {}): Backend {
+  const { defaultMaxBatchSize = 4 } = options;
+  if (!Number.isSafeInteger(defaultMaxBatchSize) || defaultMaxBatchSize < 0) {
+    throw new InferenceError('INVALID_ARG', `tensorflow backend: defaultMaxBatchSize must be a non-negative integer, not ${defaultMaxBatchSize}`);
+  }
   const defaultInterpreter = options.interpreter ?? 'python3';
   // Importing TensorFlow and loading a model takes seconds.
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;
@@ -28,7 +39,8 @@ export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
     requireSavedModelPlatform(config);
     requireSharedMemory(config.name ?? '');
     const environment = await pythonEnvironment(config, files.modelDirectory, defaultInterpreter, options.environmentCacheDirectory);
-    return { ...environment, env: { ...environment.env, [SAVEDMODEL_PATH_VARIABLE]: files.modelPath } };
+    const env = { ...environment.env, [SAVEDMODEL_PATH_VARIABLE]: files.modelPath, [DEFAULT_MAX_BATCH_SIZE_VARIABLE]: String(defaultMaxBatchSize) };
+    return { ...environment, env };
   };
 
   return {
@@ -37,14 +49,16 @@ export function tensorflowBackend(options: PythonBackendOptions = {}): Backend {
     defaultModelFilename: 'model.savedmodel',
 
     async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
-      const completed = { ...config, backend: 'tensorflow', platform: config.platform || SAVEDMODEL_PLATFORM };
-      if (isComplete(completed)) return completed;
+      const named = { ...config, backend: 'tensorflow', platform: config.platform || SAVEDMODEL_PLATFORM };
+      if (isComplete(named)) return withDefaultScheduler(named);
       await requireModelFile(config.name ?? '', files.modelPath);
       const label = `model '${config.name}'`;
-      return autoComplete(completed, { environment: await environmentFor(completed, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs });
+      const spec = { environment: await environmentFor(named, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs };
+      return withDefaultScheduler(await autoComplete(named, spec));
     },
 
     async createModel(context: ModelContext): Promise<BackendModel> {
+      requireNoCpuAccelerator(context.config);
       await requireModelFile(context.name, context.modelPath);
       const environment = await environmentFor(context.config, context);
       const instanceOptions = { environment, modelFile: SAVEDMODEL_RUNNER, metrics, startTimeoutMs, finalizeTimeoutMs };
@@ -64,6 +78,23 @@ function isComplete(config: ModelConfig): boolean {
   const tensors = [...(config.input ?? []), ...(config.output ?? [])];
   const listed = (config.input?.length ?? 0) > 0 && (config.output?.length ?? 0) > 0;
   return listed && (config.max_batch_size ?? 0) > 0 && tensors.every((tensor) => tensor.data_type && tensor.dims !== undefined);
+}
+
+/** As Triton's TensorFlow auto-complete: a max_batch_size above 1 with no scheduler gets the dynamic batcher. */
+function withDefaultScheduler(config: ModelConfig): ModelConfig {
+  const unscheduled = config.dynamic_batching === undefined && config.sequence_batching === undefined && config.ensemble_scheduling === undefined;
+  return (config.max_batch_size ?? 0) > 1 && unscheduled ? { ...config, dynamic_batching: {} } : config;
+}
+
+/** Triton's TensorFlow backend refuses CPU execution accelerators (GPU ones only apply to GPU instances). */
+function requireNoCpuAccelerator(config: ModelConfig): void {
+  const accelerators = config.optimization?.execution_accelerators?.cpu_execution_accelerator ?? [];
+  if (accelerators.length > 0) {
+    throw new InferenceError(
+      'INVALID_ARG',
+      `model '${config.name}': CPU execution accelerators (${accelerators.map((a) => a.name).join(', ')}) are not supported by the tensorflow backend`,
+    );
+  }
 }
 
 function requireSavedModelPlatform(config: ModelConfig): void {

@@ -20,7 +20,8 @@ except ImportError as missing:
         % (sys.executable, sys.executable, missing)) from None
 
 SAVEDMODEL_PATH = "TRITIUM_SAVEDMODEL_PATH"
-DEFAULT_MAX_BATCH_SIZE = 4
+# The backend's defaultMaxBatchSize (Triton's default-max-batch-size).
+DEFAULT_MAX_BATCH_SIZE = "TRITIUM_TF_DEFAULT_MAX_BATCH_SIZE"
 
 # TensorFlow dtypes with a Triton datatype (config form).
 _CONFIG_TYPES = {
@@ -37,8 +38,24 @@ def _parameter(config, key, default):
     return value or default
 
 
+def _thread_count(config, key):
+    """TF_NUM_INTRA_THREADS or TF_NUM_INTER_THREADS: a non-negative integer; 0 (the default) lets TensorFlow choose."""
+    text = _parameter(config, key, "0").strip()
+    if not (text.isascii() and text.isdigit()):
+        raise pb_utils.TritonModelException(
+            "parameter '%s' must be a non-negative integer, not '%s'" % (key, text))
+    return int(text)
+
+
+def _configure_threads(config):
+    """TensorFlow's op thread pools: sizes can only be set before the first op creates them."""
+    tf.config.threading.set_intra_op_parallelism_threads(_thread_count(config, "TF_NUM_INTRA_THREADS"))
+    tf.config.threading.set_inter_op_parallelism_threads(_thread_count(config, "TF_NUM_INTER_THREADS"))
+
+
 def _signature(config):
     """The signature function TF_SIGNATURE_DEF names, from the MetaGraph TF_GRAPH_TAG names."""
+    _configure_threads(config)
     path = os.environ[SAVEDMODEL_PATH]
     tag = _parameter(config, "TF_GRAPH_TAG", "serve")
     name = _parameter(config, "TF_SIGNATURE_DEF", "serving_default")
@@ -80,7 +97,7 @@ def _dims(spec):
 class TritonPythonModel:
     @staticmethod
     def auto_complete_config(auto_complete_model_config):
-        """Triton's TensorFlow auto-complete: max_batch_size, dynamic batching, inputs and outputs."""
+        """Triton's TensorFlow auto-complete: max_batch_size, inputs and outputs (the server adds the dynamic batcher)."""
         config = auto_complete_model_config.as_dict()
         _loaded, function = _signature(config)
         inputs, outputs = _specs(function)
@@ -94,11 +111,11 @@ class TritonPythonModel:
                 % (config.get("name", ""), max_batch_size, _parameter(config, "TF_SIGNATURE_DEF", "serving_default")))
         batching = can_batch and _batch_hint(config, inputs, outputs, can_batch)
         if max_batch_size == 0 and batching:
-            auto_complete_model_config.set_max_batch_size(DEFAULT_MAX_BATCH_SIZE)
-            if config.get("sequence_batching") is None:
-                auto_complete_model_config.set_dynamic_batching()
+            auto_complete_model_config.set_max_batch_size(int(os.environ.get(DEFAULT_MAX_BATCH_SIZE, "4")))
         batching = (config.get("max_batch_size") or 0) > 0
-        _complete(config, "input", inputs, batching, listed_only=False)
+        # The server supplies sequence controls and batch inputs: they are no config inputs.
+        supplied = _supplied_inputs(config)
+        _complete(config, "input", {k: v for k, v in inputs.items() if k not in supplied}, batching, listed_only=False)
         _complete(config, "output", outputs, batching, listed_only=bool(config.get("output")))
         return auto_complete_model_config
 
@@ -107,12 +124,19 @@ class TritonPythonModel:
         self.loaded, self.function = _signature(config)
         inputs, outputs = _specs(self.function)
         self.batching = (config.get("max_batch_size") or 0) > 0
-        served_inputs = _matched(config.get("input"), inputs, "input")
-        missing = sorted(set(inputs) - set(served_inputs))
+        served_inputs = _matched(config.get("input"), inputs, "input", self.batching)
+        optional = sorted(name for name, (entry, _spec) in served_inputs.items() if entry.get("optional"))
+        if optional:
+            raise pb_utils.TritonModelException(
+                "the signature needs every input in each run, but the config makes these optional: %s" % ", ".join(optional))
+        supplied = _supplied_inputs(config)
+        missing = sorted(set(inputs) - set(served_inputs) - set(supplied))
         if missing:
             raise pb_utils.TritonModelException("the config lacks the signature's inputs: %s" % ", ".join(missing))
         self.input_types = {name: spec.dtype for name, (_entry, spec) in served_inputs.items()}
-        served_outputs = _matched(config.get("output"), outputs, "output")
+        for name, (role, data_type) in supplied.items():
+            self.input_types[name] = _supplied_spec(name, role, data_type, inputs).dtype
+        served_outputs = _matched(config.get("output"), outputs, "output", self.batching)
         self.output_types = {name: entry["data_type"] for name, (entry, _spec) in served_outputs.items()}
         # Outputs with a config reshape go back to the config's dims (Triton reports those).
         self.output_dims = {name: [int(d) for d in entry.get("dims") or []]
@@ -128,16 +152,23 @@ class TritonPythonModel:
             sizes = [next(iter(a.values())).shape[0] for a in arrays]
             bounds = np.cumsum(sizes)[:-1]
             split = {name: np.split(value, bounds) for name, value in results.items()}
-            per_request = [{name: parts[i] for name, parts in split.items()} for i in range(len(requests))]
-        else:
-            per_request = [self._run(a) for a in arrays]
-        return [pb_utils.InferenceResponse([pb_utils.Tensor(name, value) for name, value in outputs.items()])
-                for outputs in per_request]
+            return [_response({name: parts[i] for name, parts in split.items()}) for i in range(len(requests))]
+        return [self._own_run(a) for a in arrays]
+
+    def _own_run(self, arrays):
+        """A request run on its own: what fails it fails no other request."""
+        try:
+            return _response(self._run(arrays))
+        except Exception as error:
+            return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(error)))
 
     def _run(self, arrays):
         feeds = {name: tf.constant(value, dtype=self.input_types[name]) for name, value in arrays.items()}
-        results = self.function(**feeds)
-        return {name: self._shaped(name, results[name].numpy()) for name in self.output_types}
+        computed = self.function(**feeds)
+        results = {name: computed[name].numpy() for name in self.output_types}
+        if self.batching and arrays:
+            _require_batch_rows(results, next(iter(arrays.values())).shape[0])
+        return {name: self._shaped(name, value) for name, value in results.items()}
 
     def _shaped(self, name, value):
         dims = self.output_dims.get(name)
@@ -146,43 +177,103 @@ class TritonPythonModel:
         return value.reshape(([value.shape[0]] if self.batching else []) + dims)
 
 
+def _response(outputs):
+    return pb_utils.InferenceResponse([pb_utils.Tensor(name, value) for name, value in outputs.items()])
+
+
+def _require_batch_rows(results, rows):
+    """Each request's rows are cut from the outputs: an output without one row per batched input row cannot be split."""
+    for name, value in results.items():
+        if value.ndim == 0 or value.shape[0] != rows:
+            raise pb_utils.TritonModelException(
+                "output '%s' has shape %s for a batch of %d rows: its first dimension must be the batch"
+                % (name, list(value.shape), rows))
+
+
 def _same_item_shapes(arrays):
     first = arrays[0]
     return all(a[name].shape[1:] == first[name].shape[1:] for a in arrays for name in first)
 
 
-def _matched(entries, specs, role):
-    """{name: (config entry, signature spec)} for the config's tensors; each must be in the signature with its dtype."""
+def _matched(entries, specs, role, batching):
+    """{name: (config entry, signature spec)} for the config's tensors; each must be in the signature with its dtype and shape."""
     matched = {}
     for entry in entries or []:
         spec = specs.get(entry["name"])
         if spec is None:
             raise pb_utils.TritonModelException(
                 "%s '%s' is not in the signature; its %ss are: %s" % (role, entry["name"], role, ", ".join(specs)))
-        _check_type(entry, spec, role)
+        _check_type(entry["name"], entry.get("data_type"), spec, role)
+        _check_shape(entry, spec, role, batching)
         matched[entry["name"]] = (entry, spec)
     return matched
 
 
-def _check_type(entry, spec, role):
-    expected = _config_type(spec, role, entry["name"])
-    given = entry.get("data_type")
+def _supplied_inputs(config):
+    """{name: (role, config data_type)} of the inputs the server adds to each request: the
+    sequence batcher's controls and the batch inputs."""
+    supplied = {}
+    for entry in (config.get("sequence_batching") or {}).get("control_input") or []:
+        for control in entry.get("control") or []:
+            # START/END/READY take the type of their false/true pair; CORRID names its own.
+            pairs = (("int32_false_true", "TYPE_INT32"), ("fp32_false_true", "TYPE_FP32"), ("bool_false_true", "TYPE_BOOL"))
+            data_type = next((t for key, t in pairs if control.get(key)), control.get("data_type"))
+            supplied[entry["name"]] = ("sequence control", data_type)
+    for entry in config.get("batch_input") or []:
+        for name in entry.get("target_name") or []:
+            supplied[name] = ("batch input", entry.get("data_type"))
+    return supplied
+
+
+def _supplied_spec(name, role, data_type, specs):
+    """The signature's spec for an input the server supplies: there, with the type the server gives it."""
+    spec = specs.get(name)
+    if spec is None:
+        raise pb_utils.TritonModelException(
+            "%s '%s' is not in the signature; its inputs are: %s" % (role, name, ", ".join(specs)))
+    _check_type(name, data_type, spec, role)
+    return spec
+
+
+def _check_type(name, given, spec, role):
+    expected = _config_type(spec, role, name)
     if given != expected:
         raise pb_utils.TritonModelException(
             "%s '%s' has data_type %s in the config but %s (%s) in the signature"
-            % (role, entry["name"], given, expected, spec.dtype.name))
+            % (role, name, given, expected, spec.dtype.name))
+
+
+def _model_shape(entry):
+    """The shape a config tensor has in the model, without the batch dimension: its reshape where given, else its dims."""
+    reshape = entry.get("reshape")
+    dims = (reshape.get("shape") or []) if reshape is not None else (entry.get("dims") or [])
+    return [int(d) for d in dims]
+
+
+def _check_shape(entry, spec, role, batching):
+    """Triton's check of a config shape (its reshape where given, after a -1 batch dimension when batching)
+    against the signature: an input's unknown signature dimension takes any size, an output's must be -1 in the config."""
+    expected = _dims(spec)
+    if expected is None:
+        return
+    given = ([-1] if batching else []) + _model_shape(entry)
+    exact = role == "output"
+    if len(given) != len(expected) or any(e != g and (exact or e != -1) for e, g in zip(expected, given)):
+        raise pb_utils.TritonModelException(
+            "%s '%s' has shape %s in the config%s but %s in the signature"
+            % (role, entry["name"], given, " (a -1 batch dimension, as max_batch_size > 0, then its dims)" if batching else "", expected))
 
 
 def _batch_hint(config, inputs, outputs, can_batch):
-    """With max_batch_size 0, listed dims say whether the model batches (rank one more than dims)."""
+    """With max_batch_size 0, listed shapes (reshape, else dims) say whether the model batches (rank one more than them)."""
     hint = None
     for key, specs in (("input", inputs), ("output", outputs)):
         for entry in config.get(key) or []:
             spec = specs.get(entry.get("name"))
-            dims = entry.get("dims")
-            if spec is None or not dims or _dims(spec) is None:
+            shape = _model_shape(entry)
+            if spec is None or not shape or _dims(spec) is None:
                 continue
-            says = len(_dims(spec)) == len(dims) + 1
+            says = len(_dims(spec)) == len(shape) + 1
             if hint is not None and hint != says:
                 raise pb_utils.TritonModelException(
                     "unable to autofill for '%s': the config's tensors disagree on whether the model batches"
