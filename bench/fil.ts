@@ -1,7 +1,9 @@
 /**
  * The FIL backend against LightGBM's own predict() in Python: a 500-tree binary
  * LightGBM model on 32 features, rows/s at batch 1 and batch 1024, through
- * server.infer() and the bare evaluator (no server), medians of 5 rounds.
+ * server.infer() (large batches on its worker threads, one per core) and the bare
+ * evaluator (no server, one thread). Rounds alternate Python and Node so machine load
+ * hits both alike; figures are medians of ROUNDS (default 5).
  * Needs python3 with lightgbm. Run: npx -y pnpm@10.34.9 bench:fil
  */
 import { execFile } from 'node:child_process';
@@ -17,11 +19,14 @@ import { readLightGbm } from '../packages/backend-fil/src/lightgbm.js';
 import { median, measureRate, table } from './measure.js';
 
 const FEATURES = 32;
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+type LightGbmRates = Record<'batch1' | 'batch1024' | 'batch1_1thread' | 'batch1024_1thread' | 'trees', number>;
 const directory = await mkdtemp(join(tmpdir(), 'tritium-bench-fil-'));
 try {
   const script = fileURLToPath(new URL('./fil_reference.py', import.meta.url));
-  const { stdout } = await promisify(execFile)('python3', [script, directory], { timeout: 300_000 });
-  const lightgbm = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'batch1' | 'batch1024' | 'batch1_1thread' | 'batch1024_1thread' | 'trees', number>;
+  const python = async (mode: 'train' | 'measure') => (await promisify(execFile)('python3', [script, mode, directory], { timeout: 300_000 })).stdout;
+  await python('train');
+  const lightgbmRound = async () => JSON.parse((await python('measure')).trim().split('\n').at(-1)!) as LightGbmRates;
   const modelText = await readFile(join(directory, 'model.txt'), 'utf8');
   const bytes = await readFile(join(directory, 'x.f32'));
   const x = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
@@ -39,31 +44,39 @@ parameters { key: "model_type" value { string_value: "lightgbm" } }
   const server = await InferenceServer.start({ modelRepository: repository, backends: [filBackend()] });
   const forest = readLightGbm(modelText, 'model.txt');
 
-  const rows: Array<Record<string, string | number>> = [];
-  for (const [batch, calls] of [[1, 3000], [1024, 20]] as const) {
-    const data = x.slice(0, batch * FEATURES);
-    const viaServer = () => server.infer('forest', { inputs: { input__0: { datatype: 'FP32', shape: [batch, FEATURES], data } } });
-    const bare = async () => predict(forest, data, batch);
-    const rate = async (once: () => Promise<unknown>) => {
-      await measureRate(once, calls);
-      const rounds: number[] = [];
-      for (let i = 0; i < 5; i++) rounds.push((await measureRate(once, calls)).requestsPerSecond * batch);
-      return median(rounds);
-    };
-    const served = await rate(viaServer);
-    const evaluator = await rate(bare);
-    const reference = lightgbm[`batch${batch}`];
-    const oneThread = lightgbm[`batch${batch}_1thread`];
-    rows.push({
-      batch: String(batch),
-      'server.infer rows/s': Math.round(served),
-      'bare evaluator rows/s': Math.round(evaluator),
-      'lightgbm.predict rows/s': Math.round(reference),
-      'lightgbm 1 thread rows/s': Math.round(oneThread),
-      'server / lightgbm': (served / reference).toFixed(2),
-    });
+  const inputs = (batch: number) => ({ input__0: { datatype: 'FP32' as const, shape: [batch, FEATURES], data: x.slice(0, batch * FEATURES) } });
+  const rate = async (once: () => Promise<unknown>, batch: number, calls: number) => (await measureRate(once, calls)).requestsPerSecond * batch;
+  const sides = {
+    server: (batch: number, calls: number) => rate(() => server.infer('forest', { inputs: inputs(batch) }), batch, calls),
+    bare: (batch: number, calls: number) => rate(async () => predict(forest, inputs(batch).input__0.data, batch), batch, calls),
+  };
+  const CALLS = { 1: 3000, 1024: 20 } as const;
+  // Warm-up: the JIT, and the worker threads a large batch starts.
+  for (const batch of [1, 1024] as const) for (const side of Object.values(sides)) await side(batch, CALLS[batch]);
+  const figures: Record<string, number[]> = {};
+  const add = (key: string, value: number) => (figures[key] ??= []).push(value);
+  let lightgbm: LightGbmRates | undefined;
+  for (let round = 0; round < ROUNDS; round++) {
+    lightgbm = await lightgbmRound();
+    for (const batch of [1, 1024] as const) {
+      add(`lightgbm ${batch}`, lightgbm[`batch${batch}`]);
+      add(`lightgbm1 ${batch}`, lightgbm[`batch${batch}_1thread`]);
+      add(`server ${batch}`, await sides.server(batch, CALLS[batch]));
+      add(`bare ${batch}`, await sides.bare(batch, CALLS[batch]));
+    }
   }
-  console.log(`${lightgbm.trees} trees, ${FEATURES} features`);
+  const rows = ([1, 1024] as const).map((batch) => {
+    const [served, evaluator, reference, oneThread] = ['server', 'bare', 'lightgbm', 'lightgbm1'].map((side) => median(figures[`${side} ${batch}`]!));
+    return {
+      batch: String(batch),
+      'server.infer rows/s': Math.round(served!),
+      'bare evaluator rows/s': Math.round(evaluator!),
+      'lightgbm.predict rows/s': Math.round(reference!),
+      'lightgbm 1 thread rows/s': Math.round(oneThread!),
+      'server / lightgbm': (median(figures[`server ${batch}`]!.map((s, i) => s / figures[`lightgbm ${batch}`]![i]!))).toFixed(2),
+    };
+  });
+  console.log(`${lightgbm!.trees} trees, ${FEATURES} features, medians of ${ROUNDS} alternating rounds`);
   table(rows);
   await server.stop();
 } finally {
