@@ -53,8 +53,8 @@ export class ForestThreads {
       const worker = new Worker(WORKER_SCRIPT, { workerData: { forest: arrays } });
       worker.unref();
       worker.on('message', (reply: { id: number; error?: string }) => this.settle(reply.id, reply.error));
-      worker.on('error', (error) => this.fail(error.message));
-      worker.on('exit', (code) => this.fail(`a worker thread exited (code ${code})`));
+      worker.on('error', (error) => this.fail(new InferenceError('INTERNAL', `${what}: ${error.message}`)));
+      worker.on('exit', (code) => this.fail(new InferenceError('INTERNAL', `${what}: a worker thread exited (code ${code})`)));
       return worker;
     });
   }
@@ -77,7 +77,7 @@ export class ForestThreads {
   }
 
   async close(): Promise<void> {
-    this.failure ??= new InferenceError('UNAVAILABLE', `${this.what}: the model was unloaded`);
+    this.fail(new InferenceError('UNAVAILABLE', `${this.what}: the model was unloaded`));
     await Promise.all(this.workers.map((worker) => worker.terminate()));
   }
 
@@ -93,9 +93,10 @@ export class ForestThreads {
     }
   }
 
-  private fail(reason: string): void {
+  /** The first failure (or close) ends the pool: every batch in flight is rejected with it. */
+  private fail(failure: InferenceError): void {
     if (this.failure) return;
-    this.failure = new InferenceError('INTERNAL', `${this.what}: ${reason}`);
+    this.failure = failure;
     for (const [id, entry] of this.pending) {
       this.end(id);
       entry.reject(this.failure);

@@ -15,7 +15,7 @@ export interface FilParameters {
   readonly predictProba: boolean;
   readonly threshold: number;
   readonly allowUnknownField: boolean;
-  /** Threads a large batch is split among (cpu_nthread; all cores when not given or below 1). */
+  /** Threads a large batch is split among (cpu_nthread, at most the core count; all cores when not given or below 1). */
   readonly threads: number;
 }
 
@@ -57,7 +57,8 @@ function bool(config: ModelConfig, key: string, value: string | undefined): bool
   throw invalidParameter(config, key, value, '"true" or "false"');
 }
 
+/** cpu_nthread, at most one thread per core: the walk is CPU-bound, and more threads only compete. */
 function threadCount(config: ModelConfig): number {
   const threads = integerParameter(config, 'cpu_nthread') ?? 0;
-  return threads >= 1 ? threads : availableParallelism();
+  return threads >= 1 ? Math.min(threads, availableParallelism()) : availableParallelism();
 }

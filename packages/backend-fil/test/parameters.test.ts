@@ -33,8 +33,9 @@ describe('FIL parameters', () => {
     expect(warnings[0]).toMatch(/'algo' is accepted but has no effect/);
   });
 
-  it('reads cpu_nthread as the thread count for large batches, all cores when not given or below 1', () => {
-    expect(read({ cpu_nthread: '3' })).toMatchObject({ parameters: { threads: 3 }, warnings: [] });
+  it('reads cpu_nthread as the thread count for large batches, at most the core count, all cores when not given or below 1', () => {
+    expect(read({ cpu_nthread: '1' })).toMatchObject({ parameters: { threads: 1 }, warnings: [] });
+    expect(read({ cpu_nthread: '1000' }).parameters.threads).toBe(availableParallelism());
     expect(read({ cpu_nthread: '-1' }).parameters.threads).toBe(availableParallelism());
     expect(() => read({ cpu_nthread: 'all' })).toThrow(/cpu_nthread.*all.*an integer/);
   });

@@ -152,10 +152,17 @@ struct ForwardJob {
       }
       if (options.dictInput) arguments = {byName};
       Collect(loaded->module.forward(std::move(arguments)));
-      // The outputs are on the CPU by now; what the run left cached on the device goes back.
-      if (options.cacheCleaning && loaded->device.type() != c10::kCPU) c10::getDeviceAllocator(loaded->device.type())->emptyCache();
     } catch (const std::exception& failure) {
       error = Describe(failure);
+    }
+    // What the run left cached on the device goes back, after a failed run too (an
+    // out-of-memory one most of all), as Triton does. The outputs are on the CPU by now.
+    if (options.cacheCleaning && loaded->device.type() != c10::kCPU) {
+      try {
+        c10::getDeviceAllocator(loaded->device.type())->emptyCache();
+      } catch (const std::exception& failure) {
+        error = error.value_or(Describe(failure));
+      }
     }
   }
 
@@ -218,7 +225,8 @@ struct ForwardJob {
 // The JS face of a loaded module: argumentNames(), release().
 class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
  public:
-  static Napi::FunctionReference* constructor;
+  // The class of this environment (the main thread's, or a worker's): each loads the addon on its own.
+  static Napi::Function Class(Napi::Env env) { return env.GetInstanceData<Napi::FunctionReference>()->Value(); }
 
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "ScriptModule",
@@ -323,7 +331,15 @@ struct LoopSide;
 void SettleOnLoop(Napi::Env env, Napi::Function, LoopSide* loop, ForwardJob* job);
 using SettleFunction = Napi::TypedThreadSafeFunction<LoopSide, ForwardJob, SettleOnLoop>;
 
+struct Queue {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<ForwardJob*> jobs;
+  bool closing = false;
+};
+
 struct LoopSide {
+  std::shared_ptr<Queue> queue;
   SettleFunction settle;
   size_t pending = 0;
   std::thread thread;
@@ -335,13 +351,24 @@ void SettleOnLoop(Napi::Env env, Napi::Function, LoopSide* loop, ForwardJob* job
   if (env == nullptr) return;
   job->Settle(env);
   delete job;
-  if (--loop->pending == 0) loop->settle.Unref(env);
+  if (--loop->pending == 0 && !loop->closed) loop->settle.Unref(env);
 }
 
 // Runs on the loop once the thread has released the settle function, its last act.
 void JoinOnLoop(Napi::Env, void*, LoopSide* loop) {
+  {
+    // At environment teardown the thread may still be waiting for work: it ends now.
+    std::lock_guard<std::mutex> lock(loop->queue->mutex);
+    loop->queue->closing = true;
+    loop->queue->jobs.clear();
+  }
+  loop->queue->wake.notify_one();
   loop->thread.join();
-  if (loop->closed) loop->closed->Resolve(loop->closed->Env().Undefined());
+  try {
+    if (loop->closed) loop->closed->Resolve(loop->closed->Env().Undefined());
+  } catch (const Napi::Error&) {
+    // Teardown: no JS left to tell.
+  }
   delete loop;
 }
 
@@ -357,6 +384,7 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
 
   explicit InstanceThread(const Napi::CallbackInfo& info) : Napi::ObjectWrap<InstanceThread>(info), queue_(std::make_shared<Queue>()), loop_(new LoopSide()) {
     Napi::Env env = info.Env();
+    loop_->queue = queue_;
     loop_->settle = SettleFunction::New(env, "tritium-torch-instance", 0, 1, loop_, JoinOnLoop);
     loop_->settle.Unref(env);
     loop_->thread = std::thread(Work, queue_, loop_->settle);
@@ -365,13 +393,6 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
   ~InstanceThread() override { Stop(); }
 
  private:
-  struct Queue {
-    std::mutex mutex;
-    std::condition_variable wake;
-    std::deque<ForwardJob*> jobs;
-    bool closing = false;
-  };
-
   // The thread: runs jobs in order until closed and drained, handing each back to the loop.
   static void Work(std::shared_ptr<Queue> queue, SettleFunction settle) {
     for (;;) {
@@ -384,7 +405,8 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
         queue->jobs.pop_front();
       }
       job->Run();
-      settle.BlockingCall(job);
+      // Closing: the environment is being torn down, and the settle function must not be used again.
+      if (settle.BlockingCall(job) != napi_ok) return;
     }
     settle.Release();
   }
@@ -392,7 +414,7 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
   // forward(module, inputs, options): a promise of forward()'s tensors, run on this thread.
   Napi::Value Forward(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 3 || !info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(ScriptModule::constructor->Value()) || !info[1].IsArray() ||
+    if (info.Length() < 3 || !info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(ScriptModule::Class(env)) || !info[1].IsArray() ||
         !info[2].IsObject()) {
       throw Napi::TypeError::New(env, "forward(module, inputs, options)");
     }
@@ -439,10 +461,9 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
   bool stopped_ = false;
 };
 
-Napi::FunctionReference* ScriptModule::constructor = nullptr;
 
 void LoadWorker::OnOK() {
-  Napi::Object handle = ScriptModule::constructor->New({});
+  Napi::Object handle = ScriptModule::Class(Env()).New({});
   ScriptModule::Unwrap(handle)->Attach(std::move(loaded_));
   deferred_.Resolve(handle);
 }
@@ -496,7 +517,7 @@ Napi::Value Threads(const Napi::CallbackInfo& info) {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Napi::Function moduleClass = ScriptModule::Define(env);
-  ScriptModule::constructor = new Napi::FunctionReference(Napi::Persistent(moduleClass));
+  env.SetInstanceData(new Napi::FunctionReference(Napi::Persistent(moduleClass)));
   exports.Set("load", Napi::Function::New(env, Load));
   exports.Set("InstanceThread", InstanceThread::Define(env));
   exports.Set("setThreads", Napi::Function::New(env, SetThreads));
