@@ -457,10 +457,9 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
   }
 
   std::shared_ptr<Queue> queue_;
-  LoopSide* loop_;  // owned by the settle function: deleted when it is finalized, after stopped_ is set
+  LoopSide* loop_;  // owned by the settle function: deleted when it is finalized, after close() or at the environment's teardown
   bool stopped_ = false;
 };
-
 
 void LoadWorker::OnOK() {
   Napi::Object handle = ScriptModule::Class(Env()).New({});
