@@ -77,10 +77,10 @@ describe.skipIf(cases.length === 0)('ForestThreads', () => {
     // predict() also applies the objective's transform; the regression's is the identity.
     expect(sums).toEqual(predict(forest, reference.x, reference.rows));
     // A batch in flight when the pool closes is refused, not left unsettled.
-    const inFlight = threads.sums(reference.x, reference.rows, forest.numFeatures, forest.numGroups);
+    const inFlight = expect(threads.sums(reference.x, reference.rows, forest.numFeatures, forest.numGroups)).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'm': the model was unloaded" });
     await threads.close();
+    await inFlight;
     expect(readdirSync('/proc/self/task').length).toBe(tasks);
-    await expect(inFlight).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'm': the model was unloaded" });
     await expect(threads.sums(reference.x, reference.rows, forest.numFeatures, forest.numGroups)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 });
