@@ -1,19 +1,4 @@
-import { copyFile } from 'node:fs/promises';
-import { defineConfig } from 'tsup';
+import { packageConfig } from '../../tsup.base.js';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  external: ['@tritium/core'],
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  // The CommonJS build finds forest-worker.mjs through import.meta.url too.
-  shims: true,
-  // The worker script is plain JavaScript, started by path: it ships as it is, next to the bundle, with the loop it runs.
-  onSuccess: async () => {
-    await copyFile('src/forest-worker.mjs', 'dist/forest-worker.mjs');
-    await copyFile('src/forest-walk.mjs', 'dist/forest-walk.mjs');
-  },
-});
+// The worker finds forest-worker.mjs (and the loop it runs) through import.meta.url, in the CommonJS build too.
+export default packageConfig({ external: ['@tritium/core'], shims: true, files: ['forest-worker.mjs', 'forest-walk.mjs'] });

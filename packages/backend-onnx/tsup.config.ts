@@ -1,16 +1,4 @@
-import { copyFile } from 'node:fs/promises';
-import { defineConfig } from 'tsup';
+import { packageConfig } from '../../tsup.base.js';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  external: ["onnxruntime-node", "onnxruntime-web", "@tritium/core"],
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  // The CommonJS build finds session-worker.mjs through import.meta.url too.
-  shims: true,
-  // The worker script is plain JavaScript, started by path: it ships as it is, next to the bundle.
-  onSuccess: async () => copyFile('src/session-worker.mjs', 'dist/session-worker.mjs'),
-});
+// Sessions on worker threads start session-worker.mjs through import.meta.url, in the CommonJS build too.
+export default packageConfig({ external: ['onnxruntime-node', 'onnxruntime-web', '@tritium/core'], shims: true, files: ['session-worker.mjs'] });

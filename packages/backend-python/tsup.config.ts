@@ -1,13 +1,4 @@
-import { defineConfig } from 'tsup';
+import { packageConfig } from '../../tsup.base.js';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  external: ['@tritium/core'],
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  // The CommonJS build finds build/Release/shared_memory.node through import.meta.url too.
-  shims: true,
-});
+// The CommonJS build finds build/Release/shared_memory.node through import.meta.url too.
+export default packageConfig({ external: ['@tritium/core'], shims: true });
