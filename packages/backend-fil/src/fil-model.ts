@@ -1,4 +1,4 @@
-import { InferenceError, elementCount, gatherBatchInput, scatterBatchOutputs } from '@tritium/core';
+import { InferenceError, elementCount, gatherBatchInput, scatterBatchOutputs, shapeToString } from '@tritium/core';
 import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core';
 import { finish } from './forest.js';
 import type { Forest } from './forest.js';
@@ -39,7 +39,7 @@ export class FilModel implements BackendModel {
   }
 
   async createInstance(): Promise<BackendInstance> {
-    return { execute: async (requests) => this.execute(requests) };
+    return { execute: (requests) => this.execute(requests) };
   }
 
   async finalize(): Promise<void> {
@@ -57,14 +57,15 @@ export class FilModel implements BackendModel {
 
   private async run(input: Tensor): Promise<Record<string, Tensor>> {
     const features = this.forest.numFeatures;
-    const rows = elementCount(input.shape.slice(0, -1));
+    const rowShape = input.shape.slice(0, -1);
+    const rows = elementCount(rowShape);
     if (input.datatype !== 'FP32' || input.shape.at(-1) !== features) {
-      throw new InferenceError('INVALID_ARG', `model '${this.name}': ${INPUT_NAME} must be FP32 with ${features} features in its last dimension, got ${input.datatype} [${input.shape.join(',')}]`);
+      throw new InferenceError('INVALID_ARG', `model '${this.name}': ${INPUT_NAME} must be FP32 with ${features} features in its last dimension, got ${input.datatype} ${shapeToString(input.shape)}`);
     }
     const x = input.data as Float32Array;
     const predictions = this.parameters.threads > 1 && rows * this.forest.roots.length >= PARALLEL_WALKS ? await this.predictOnThreads(x, rows) : await predictYielding(this.forest, x, rows);
     const data = shapeOutput(this.forest, this.parameters, this.width, predictions, rows);
-    return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...input.shape.slice(0, -1), this.width], data } };
+    return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...rowShape, this.width], data } };
   }
 
   /** A large batch, split among the model's worker threads (started on the first one, and again after they fail). */
@@ -73,7 +74,7 @@ export class FilModel implements BackendModel {
     const threads = (this.threads ??= new ForestThreads(forest, this.parameters.threads, `model '${this.name}'`));
     let sums: Float64Array;
     try {
-      sums = await threads.sums(x, rows, forest.numFeatures, forest.numGroups);
+      sums = await threads.sums(x, rows);
     } catch (error) {
       if (this.threads === threads) {
         this.threads = undefined;

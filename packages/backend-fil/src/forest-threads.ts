@@ -29,6 +29,8 @@ interface Pending {
  * batch in flight, saying why, and the pool with it (its owner starts another).
  */
 export class ForestThreads {
+  /** The forest, in shared memory. */
+  private readonly forest: ForestArrays;
   private readonly workers: Worker[];
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
@@ -39,7 +41,7 @@ export class ForestThreads {
     count: number,
     private readonly what: string,
   ) {
-    const arrays = {
+    this.forest = {
       numFeatures: forest.numFeatures,
       numGroups: forest.numGroups,
       roots: shared(forest.roots),
@@ -50,7 +52,7 @@ export class ForestThreads {
       categoryBits: shared(forest.categoryBits),
     };
     this.workers = Array.from({ length: count }, () => {
-      const worker = new Worker(WORKER_SCRIPT, { workerData: { forest: arrays } });
+      const worker = new Worker(WORKER_SCRIPT, { workerData: { forest: this.forest } });
       worker.unref();
       worker.on('message', (reply: { id: number; error?: string }) => this.settle(reply.id, reply.error));
       worker.on('error', (error) => this.fail(new InferenceError('INTERNAL', `${what}: ${error.message}`)));
@@ -60,8 +62,9 @@ export class ForestThreads {
   }
 
   /** The untransformed sums of `rows` rows of `x`, numGroups per row, each thread taking a share. */
-  sums(x: Float32Array, rows: number, numFeatures: number, numGroups: number): Promise<Float64Array> {
+  sums(x: Float32Array, rows: number): Promise<Float64Array> {
     if (this.failure) return Promise.reject(this.failure);
+    const { numFeatures, numGroups } = this.forest;
     const input = shared(x.subarray(0, rows * numFeatures));
     const out = new Float64Array(new SharedArrayBuffer(rows * numGroups * Float64Array.BYTES_PER_ELEMENT));
     const share = Math.ceil(rows / this.workers.length);

@@ -43,7 +43,7 @@ export function readLightGbm(text: string, file: string): Forest {
 }
 
 function readTree(tree: Block, index: number, perIteration: number, builder: ForestBuilder, bounds: number[], bits: number[], numFeatures: number, file: string): void {
-  const name = `tree ${tree.get('Tree')}`;
+  const name = blockName(tree);
   if (tree.get('Tree') !== String(index)) throw corruptModel(file, `the tree after tree ${index - 1} is numbered '${tree.get('Tree')}'`);
   const group = index % perIteration;
   if (tree.get('is_linear') === '1') throw unsupportedModel(file, `${name} is a linear tree (linear_tree=true), which FIL does not evaluate`);
@@ -144,7 +144,7 @@ function blocks(text: string, file: string): Block[] {
     if (key === 'Tree') result.push(new Map());
     const block = result[result.length - 1]!;
     // A key twice in a block means a damaged Tree= line merged two trees.
-    if (block.has(key)) throw corruptModel(file, `${block.has('Tree') ? `tree ${block.get('Tree')}` : 'the header'} has '${key}' twice`);
+    if (block.has(key)) throw corruptModel(file, `${blockName(block)} has '${key}' twice`);
     block.set(key, eq < 0 ? '' : line.slice(eq + 1));
   }
   return result;
@@ -164,6 +164,11 @@ function numbers(block: Block, key: string, file: string, count: number): number
 
 function required(block: Block, key: string, file: string): string {
   const value = block.get(key);
-  if (value === undefined) throw corruptModel(file, `${block.has('Tree') ? `tree ${block.get('Tree')}` : 'the header'} has no ${key}`);
+  if (value === undefined) throw corruptModel(file, `${blockName(block)} has no ${key}`);
   return value;
+}
+
+/** How errors name a block: `tree <n>`, or the header. */
+function blockName(block: Block): string {
+  return block.has('Tree') ? `tree ${block.get('Tree')}` : 'the header';
 }

@@ -28,14 +28,15 @@ export function shapeOutput(forest: Forest, parameters: FilParameters, width: nu
   const groups = forest.numGroups;
   if (!classifies(forest, parameters) || (parameters.predictProba && width === groups)) return Float32Array.from(predictions);
   const out = new Float32Array(rows * width);
-  for (let r = 0; r < rows; r++) {
-    if (groups === 1) {
-      const p = predictions[r]!;
-      if (parameters.predictProba) out.set([1 - p, p], r * 2);
-      else out[r] = p > parameters.threshold ? 1 : 0;
-    } else {
-      out[r] = argmax(predictions, r * groups, groups);
+  if (groups > 1) {
+    for (let r = 0; r < rows; r++) out[r] = argmax(predictions, r * groups, groups);
+  } else if (parameters.predictProba) {
+    for (let r = 0; r < rows; r++) {
+      out[2 * r] = 1 - predictions[r]!;
+      out[2 * r + 1] = predictions[r]!;
     }
+  } else {
+    for (let r = 0; r < rows; r++) out[r] = predictions[r]! > parameters.threshold ? 1 : 0;
   }
   return out;
 }

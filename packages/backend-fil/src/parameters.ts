@@ -26,8 +26,8 @@ export function readParameters(config: ModelConfig, logger: Logger): FilParamete
   const modelType = (get('model_type') ?? 'xgboost') as ModelType;
   if (!MODEL_TYPES.includes(modelType)) throw invalidParameter(config, 'model_type', modelType, MODEL_TYPES.map((t) => `"${t}"`).join(', '));
   // output_class is the older name of is_classifier.
-  let isClassifier = bool(config, 'is_classifier', get('is_classifier'));
-  const outputClass = bool(config, 'output_class', get('output_class'));
+  let isClassifier = bool(config, 'is_classifier');
+  const outputClass = bool(config, 'output_class');
   if (outputClass !== undefined) {
     logger.warn(`model '${name}': parameter 'output_class' is deprecated, use 'is_classifier'`);
     isClassifier ??= outputClass;
@@ -41,15 +41,16 @@ export function readParameters(config: ModelConfig, logger: Logger): FilParamete
   return {
     modelType,
     isClassifier: isClassifier ?? false,
-    predictProba: bool(config, 'predict_proba', get('predict_proba')) ?? false,
+    predictProba: bool(config, 'predict_proba') ?? false,
     threshold,
-    allowUnknownField: bool(config, 'xgboost_allow_unknown_field', get('xgboost_allow_unknown_field')) ?? false,
+    allowUnknownField: bool(config, 'xgboost_allow_unknown_field') ?? false,
     threads: threadCount(config),
   };
 }
 
 /** FIL's booleans: "true"/"1" or "false"/"0", in any case. */
-function bool(config: ModelConfig, key: string, value: string | undefined): boolean | undefined {
+function bool(config: ModelConfig, key: string): boolean | undefined {
+  const value = modelParameter(config, key);
   if (value === undefined) return undefined;
   const v = value.toLowerCase();
   if (v === 'true' || v === '1') return true;

@@ -97,16 +97,16 @@ export function decodeUbjson(bytes: Uint8Array, file: string): unknown {
     const values: Record<string, unknown> = {};
     // Keys come first, without a marker; the element type (if any) applies to values.
     const { type, count } = header();
-    const entry = (t: string) => {
+    const entry = (t: string | undefined) => {
       const key = string();
-      values[key] = scalar(t === '' ? marker() : t);
+      values[key] = scalar(t ?? marker());
     };
     if (count !== undefined) {
-      for (let i = 0; i < count; i++) entry(type ?? '');
+      for (let i = 0; i < count; i++) entry(type);
     } else {
       while (bytes[offset] !== 0x7d /* } */) {
         if (offset >= bytes.length) throw corruptModel(file, 'a UBJSON object is not closed (truncated)');
-        entry('');
+        entry(undefined);
       }
       take(1);
     }

@@ -1,6 +1,6 @@
 import type { Forest } from './forest.js';
 import { corruptModel, unsupportedModel } from './model-error.js';
-import { xgboostForest } from './xgboost-forest.js';
+import { treeBooster, xgboostForest } from './xgboost-forest.js';
 import type { XgboostTree } from './xgboost-forest.js';
 
 /*
@@ -67,8 +67,7 @@ export function readXgboostBinary(bytes: Uint8Array, file: string): Forest {
   else if (reader.peekMagic('{')) throw corruptModel(file, 'it looks like JSON or UBJSON: set model_type to xgboost_json or xgboost_ubj');
   const learner = reader.take(LEARNER_PARAM_BYTES, 'the learner parameters');
   const objective = reader.string('the objective name');
-  const booster = reader.string('the booster name');
-  if (booster !== 'gbtree' && booster !== 'dart') throw unsupportedModel(file, `booster '${booster}' (only tree boosters, gbtree and dart, are forests)`);
+  const booster = treeBooster(reader.string('the booster name'), file);
   const gbtree = reader.take(GBTREE_PARAM_BYTES, 'the tree booster parameters');
   const numTrees = reader.i32(gbtree);
   if (reader.i32(gbtree + 28) > 0) throw unsupportedModel(file, 'vector leaves (size_leaf_vector > 0)');

@@ -30,28 +30,40 @@ export interface XgboostModel {
   readonly weights?: ArrayLike<number>;
 }
 
+type Objective = { transform: OutputTransform; margin: (p: number) => number };
+const IDENTITY: Objective = { transform: 'identity', margin: (p) => p };
+const LOGISTIC: Objective = { transform: 'sigmoid', margin: (p) => -Math.log(1 / p - 1) };
+const SOFTMAX: Objective = { transform: 'softmax', margin: (p) => p };
+const EXP: Objective = { transform: 'exp', margin: Math.log };
+
 /** Per objective: the output transform and how base_score becomes a margin (XGBoost's ProbToMargin). */
-const OBJECTIVES: Readonly<Record<string, { transform: OutputTransform; margin: (p: number) => number }>> = {
-  'reg:squarederror': { transform: 'identity', margin: (p) => p },
-  'reg:linear': { transform: 'identity', margin: (p) => p },
-  'reg:squaredlogerror': { transform: 'identity', margin: (p) => p },
-  'reg:pseudohubererror': { transform: 'identity', margin: (p) => p },
-  'reg:absoluteerror': { transform: 'identity', margin: (p) => p },
-  'reg:quantileerror': { transform: 'identity', margin: (p) => p },
-  'binary:logitraw': { transform: 'identity', margin: (p) => p },
-  'rank:pairwise': { transform: 'identity', margin: (p) => p },
-  'rank:ndcg': { transform: 'identity', margin: (p) => p },
-  'rank:map': { transform: 'identity', margin: (p) => p },
-  'binary:logistic': { transform: 'sigmoid', margin: (p) => -Math.log(1 / p - 1) },
-  'reg:logistic': { transform: 'sigmoid', margin: (p) => -Math.log(1 / p - 1) },
-  'multi:softprob': { transform: 'softmax', margin: (p) => p },
+const OBJECTIVES: Readonly<Record<string, Objective>> = {
+  'reg:squarederror': IDENTITY,
+  'reg:linear': IDENTITY,
+  'reg:squaredlogerror': IDENTITY,
+  'reg:pseudohubererror': IDENTITY,
+  'reg:absoluteerror': IDENTITY,
+  'reg:quantileerror': IDENTITY,
+  'binary:logitraw': IDENTITY,
+  'rank:pairwise': IDENTITY,
+  'rank:ndcg': IDENTITY,
+  'rank:map': IDENTITY,
+  'binary:logistic': LOGISTIC,
+  'reg:logistic': LOGISTIC,
+  'multi:softprob': SOFTMAX,
   // Softmax gives the probabilities FIL's predict_proba returns; the class is their argmax (Forest.predictsClass).
-  'multi:softmax': { transform: 'softmax', margin: (p) => p },
-  'count:poisson': { transform: 'exp', margin: Math.log },
-  'reg:gamma': { transform: 'exp', margin: Math.log },
-  'reg:tweedie': { transform: 'exp', margin: Math.log },
-  'survival:cox': { transform: 'exp', margin: Math.log },
+  'multi:softmax': SOFTMAX,
+  'count:poisson': EXP,
+  'reg:gamma': EXP,
+  'reg:tweedie': EXP,
+  'survival:cox': EXP,
 };
+
+/** The booster's name, where its model is a forest (gbtree; dart, gbtree with tree weights); else UNSUPPORTED. */
+export function treeBooster(name: string, file: string): 'gbtree' | 'dart' {
+  if (name !== 'gbtree' && name !== 'dart') throw unsupportedModel(file, `booster '${name}' (only tree boosters, gbtree and dart, are forests)`);
+  return name;
+}
 
 export function xgboostForest(model: XgboostModel, file: string): Forest {
   const objective = OBJECTIVES[model.objective];

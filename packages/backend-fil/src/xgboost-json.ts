@@ -1,7 +1,7 @@
 import type { Forest } from './forest.js';
 import { corruptModel, parseNumber, unsupportedModel } from './model-error.js';
 import { decodeUbjson } from './ubjson.js';
-import { xgboostForest } from './xgboost-forest.js';
+import { treeBooster, xgboostForest } from './xgboost-forest.js';
 import type { XgboostTree } from './xgboost-forest.js';
 
 /*
@@ -39,8 +39,7 @@ function readXgboostDocument(root: unknown, file: string, allowUnknownField: boo
   const learner = at(at(root, 'the document').learner, 'learner');
   checkFields(learner, 'learner', file, allowUnknownField);
   const booster = at(learner.gradient_booster, 'learner.gradient_booster');
-  const boosterName = String(booster.name);
-  if (boosterName !== 'gbtree' && boosterName !== 'dart') throw unsupportedModel(file, `booster '${boosterName}' (only tree boosters, gbtree and dart, are forests)`);
+  const boosterName = treeBooster(String(booster.name), file);
   const model = at(boosterName === 'dart' ? at(booster.gbtree, 'gradient_booster.gbtree').model : booster.model, 'the booster model');
   const params = at(learner.learner_model_param, 'learner.learner_model_param');
   const trees = model.trees;

@@ -21,8 +21,9 @@ export interface ReferenceCase {
 
 /**
  * Models with reference predictions, written by one of this directory's Python scripts
- * (`lightgbm_models.py`: trained by the real lightgbm; `xgboost_json_models.py`:
- * random XGBoost JSON forests with an independent evaluator); or the reason they
+ * (`lightgbm_models.py`: trained by the real lightgbm; `xgboost_models.py`: random
+ * XGBoost forests in JSON, UBJSON and legacy binary form, with an independent
+ * evaluator); or the reason they
  * cannot be had, for the tests to skip with.
  */
 export async function referenceCases(script: string, modelFiles: readonly string[], needs: string): Promise<{ cases: ReferenceCase[] } | { missing: string }> {

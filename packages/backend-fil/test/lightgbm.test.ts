@@ -73,15 +73,15 @@ describe.skipIf(cases.length === 0)('ForestThreads', () => {
     const forest = readLightGbm(reference.modelText, 'model.txt');
     const tasks = readdirSync('/proc/self/task').length;
     const threads = new ForestThreads(forest, 3, "model 'm'");
-    const sums = await threads.sums(reference.x, reference.rows, forest.numFeatures, forest.numGroups);
+    const sums = await threads.sums(reference.x, reference.rows);
     // predict() also applies the objective's transform; the regression's is the identity.
     expect(sums).toEqual(predict(forest, reference.x, reference.rows));
     // A batch in flight when the pool closes is refused, not left unsettled.
-    const inFlight = expect(threads.sums(reference.x, reference.rows, forest.numFeatures, forest.numGroups)).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'm': the model was unloaded" });
+    const inFlight = expect(threads.sums(reference.x, reference.rows)).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'm': the model was unloaded" });
     await threads.close();
     await inFlight;
     expect(readdirSync('/proc/self/task').length).toBe(tasks);
-    await expect(threads.sums(reference.x, reference.rows, forest.numFeatures, forest.numGroups)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(threads.sums(reference.x, reference.rows)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 });
 
