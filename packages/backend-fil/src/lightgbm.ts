@@ -66,7 +66,8 @@ function readTree(tree: Block, index: number, perIteration: number, builder: For
     const treeBounds = numbers(tree, 'cat_boundaries', file, numCat + 1);
     const treeBits = numbers(tree, 'cat_threshold', file, treeBounds[numCat]!);
     const bitBase = bits.length;
-    bits.push(...treeBits);
+    // One by one: a spread of a very large cat_threshold would pass the engine's argument limit.
+    for (const word of treeBits) bits.push(word);
     for (let k = 1; k <= numCat; k++) bounds.push(bitBase + treeBounds[k]!);
   }
   const node = (child: number) => {
