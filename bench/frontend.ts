@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { InferenceServer } from '@tritium/core';
 import { onnxBackend } from '@tritium/backend-onnx';
-import { startGrpcFrontend, startHttpFrontend } from '@tritium/frontend';
+import { protoDirectory, startGrpcFrontend, startHttpFrontend } from '@tritium/frontend';
 import type { ClientSetup, Target } from './frontend-client.js';
 import { measureLatency, median, table } from './measure.js';
 import { benchRepository } from './noop-backend.js';
@@ -68,7 +68,7 @@ function startClient(model: ClientSetup['model'], elements: number) {
     http: httpFrontend.port,
     grpcEcho: grpcEchoPort,
     grpc: grpcFrontend.port,
-    proto: fileURLToPath(new URL('../packages/frontend/proto/grpc_service.proto', import.meta.url)),
+    proto: `${protoDirectory()}grpc_service.proto`,
     model,
     elements,
     sharedMemoryKey: `/tritium-bench-${randomUUID()}`,

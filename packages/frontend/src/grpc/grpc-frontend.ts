@@ -1,6 +1,6 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { InferenceError, type InferenceServer } from '@tritium/core';
-import { integerOption } from '../frontend-options.js';
+import { integerOption, listenSettings } from '../frontend-options.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
 import { modelFacts } from '../model-facts.js';
 import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
@@ -27,10 +27,8 @@ const FRONTEND = 'gRPC frontend';
  * grpc.health.v1.Health), by default on 0.0.0.0:8001.
  */
 export async function startGrpcFrontend(server: InferenceServer, options: GrpcFrontendOptions = {}): Promise<RunningFrontend> {
-  const host = options.host ?? '0.0.0.0';
-  const requestedPort = integerOption(FRONTEND, 'port', options.port ?? 8001, 0, 65_535);
+  const { host, port: requestedPort, closeTimeoutMs } = listenSettings(FRONTEND, options, 8001);
   const maxMessageBytes = integerOption(FRONTEND, 'maxMessageBytes', options.maxMessageBytes ?? MAX_MESSAGE_BYTES, 1, MAX_MESSAGE_BYTES);
-  const closeTimeoutMs = integerOption(FRONTEND, 'closeTimeoutMs', options.closeTimeoutMs ?? 30_000, 0, 2 ** 31 - 1);
 
   const definitions = loadServiceDefinitions();
   // Channelz stays on though nothing serves it: without it @grpc/grpc-js (1.14) does not

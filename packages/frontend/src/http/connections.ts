@@ -79,6 +79,8 @@ export class Connections implements ClosingConnections {
 
   /** After a request's answer, or on closing: the held refusal goes out once only requests that never arrived in full are left. */
   private settle(socket: Socket, connection: Connection): void {
+    // The common case, after every answer: nothing held, not closing, so nothing to look at.
+    if (connection.refusal === undefined && !this.closing) return;
     const onlyIncomplete = [...connection.requests.keys()].every((req) => !req.complete);
     if (connection.refusal !== undefined && onlyIncomplete) {
       if (socket.writable) socket.end(connection.refusal);

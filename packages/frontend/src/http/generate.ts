@@ -31,8 +31,8 @@ export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ ser
     sendJson(res, 200, generateResponseJson(await onlyResponse(responses), request.id, undefined));
   } else {
     // A stream that ends without a response still names the version a request without one is served by.
-    const served = { modelName: model, modelVersion: version ?? Math.max(...metadata.versions.map(Number)) };
-    await streamEvents(res, responses, request.id, emptyFinal ? served : undefined);
+    const served = emptyFinal ? { modelName: model, modelVersion: version ?? Math.max(...metadata.versions.map(Number)) } : undefined;
+    await streamEvents(res, responses, request.id, served);
   }
 };
 

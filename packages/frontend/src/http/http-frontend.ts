@@ -1,7 +1,7 @@
 import { constants } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { InferenceServer } from '@tritium/core';
-import { integerOption } from '../frontend-options.js';
+import { integerOption, listenSettings } from '../frontend-options.js';
 import { listenHttp, type HttpListener } from '../http-listener.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
 import { serverMetadata } from '../server-metadata.js';
@@ -38,10 +38,8 @@ const FRONTEND = 'HTTP frontend';
  * not ready.
  */
 export async function startHttpFrontend(server: InferenceServer, options: HttpFrontendOptions = {}): Promise<RunningFrontend> {
-  const host = options.host ?? '0.0.0.0';
-  const requestedPort = integerOption(FRONTEND, 'port', options.port ?? 8000, 0, 65_535);
+  const { host, port: requestedPort, closeTimeoutMs } = listenSettings(FRONTEND, options, 8000);
   const bodyLimitBytes = integerOption(FRONTEND, 'bodyLimitBytes', options.bodyLimitBytes ?? 64 * 1024 * 1024, 1, constants.MAX_LENGTH);
-  const closeTimeoutMs = integerOption(FRONTEND, 'closeTimeoutMs', options.closeTimeoutMs ?? 30_000, 0, 2 ** 31 - 1);
   const http = createServer((req, res) => {
     connections.accept(req, res);
     void respond(context, req, res);

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { InferenceError, type InferenceServer } from '@tritium/core';
-import { integerOption } from '../frontend-options.js';
+import { listenSettings } from '../frontend-options.js';
 import { listenHttp } from '../http-listener.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
 
@@ -25,9 +25,7 @@ const FRONTEND = 'metrics frontend';
  * connections; idle keep-alive connections close at once.
  */
 export async function startMetricsFrontend(server: InferenceServer, options: MetricsFrontendOptions = {}): Promise<RunningFrontend> {
-  const host = options.host ?? '0.0.0.0';
-  const port = integerOption(FRONTEND, 'port', options.port ?? DEFAULT_METRICS_PORT, 0, 65_535);
-  const closeTimeoutMs = integerOption(FRONTEND, 'closeTimeoutMs', options.closeTimeoutMs ?? 30_000, 0, 2 ** 31 - 1);
+  const { host, port, closeTimeoutMs } = listenSettings(FRONTEND, options, DEFAULT_METRICS_PORT);
   const http: Server = createServer(async (request, response) => {
     const { status, headers, body } = await answer(server, request);
     // Once closing, each answer ends its connection, so close() waits on no keep-alive client.
