@@ -28,7 +28,7 @@ function requireAddon(what: string): TorchAddon {
   try {
     return loadTorchAddon();
   } catch (error) {
-    throw new InferenceError('UNAVAILABLE', `${what}: ${(error as Error).message}`);
+    throw InferenceError.from(error, 'UNAVAILABLE', what);
   }
 }
 

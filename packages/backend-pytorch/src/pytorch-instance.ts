@@ -6,8 +6,8 @@ import type { InputBinding } from './naming.js';
 /** A module and where the config's tensors sit among forward()'s arguments and results. */
 export interface BoundModule {
   readonly module: ScriptModule;
-  /** What forward() is fed: the config's inputs then its batch inputs' targets, and the sequence controls. */
-  readonly feeds: { readonly inputs: readonly string[]; readonly controls: readonly string[] };
+  /** Every tensor forward() is fed, in binding order: the config's inputs, its batch inputs' targets, the sequence controls. */
+  readonly feeds: readonly string[];
   readonly inputs: InputBinding;
   /** Result position of each config output, in config order. */
   readonly outputs: readonly number[];
@@ -15,7 +15,11 @@ export interface BoundModule {
 
 interface OutputPlan {
   readonly name: string;
+  /** Said in its errors: the model and the output. */
+  readonly what: string;
   readonly datatype: DataType;
+  /** The typed array its bytes are read as. */
+  readonly Data: new (buffer: ArrayBuffer) => Tensor['data'];
   readonly dims: readonly number[];
   readonly reshape?: readonly number[];
 }
@@ -29,8 +33,6 @@ export class PytorchInstance implements BackendInstance {
   private readonly batching: boolean;
   /** The config's inputs, whose item shapes decide which requests stack together. */
   private readonly inputNames: readonly string[];
-  /** Every tensor forward() gets, in binding order: the config's inputs, batch inputs' targets, sequence controls. */
-  private readonly feedNames: readonly string[];
   private readonly batchInputTargets: ReadonlySet<string>;
   private readonly outputs: readonly OutputPlan[];
 
@@ -44,9 +46,12 @@ export class PytorchInstance implements BackendInstance {
     const { config } = context;
     this.batching = config.max_batch_size > 0;
     this.inputNames = config.input.map((i) => i.name);
-    this.feedNames = [...bound.feeds.inputs, ...bound.feeds.controls];
     this.batchInputTargets = new Set(config.batch_input.flatMap((b) => b.target_name));
-    this.outputs = config.output.map((o) => ({ name: o.name, datatype: dataTypeFromConfig(o.data_type), dims: o.dims, reshape: o.reshape?.shape }));
+    this.outputs = config.output.map((o) => {
+      const datatype = dataTypeFromConfig(o.data_type);
+      const Data = typedArrayConstructor(datatype) as unknown as OutputPlan['Data'];
+      return { name: o.name, what: `model '${context.name}' output '${o.name}'`, datatype, Data, dims: o.dims, reshape: o.reshape?.shape };
+    });
   }
 
   async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
@@ -96,8 +101,8 @@ export class PytorchInstance implements BackendInstance {
   private async run(batch: readonly BackendRequest[]): Promise<Array<Record<string, Tensor>>> {
     const made = this.batchInputTargets.size > 0 ? batchInputTensors(this.context.config, batch) : {};
     const { inputs: binding } = this.bound;
-    const args: NativeTensor[] = new Array(this.feedNames.length);
-    this.feedNames.forEach((name, k) => {
+    const args: NativeTensor[] = new Array(this.bound.feeds.length);
+    this.bound.feeds.forEach((name, k) => {
       const tensor = this.batchInputTargets.has(name) ? made[name]! : gatherBatchInput(batch, name);
       args[binding.dict ? k : binding.positions[k]!] = { name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
     });
@@ -110,7 +115,7 @@ export class PytorchInstance implements BackendInstance {
 
   /** One config output from forward()'s results, checked against the config's datatype and batch size. */
   private output(plan: OutputPlan, values: readonly NativeOutput[], position: number, batchSize: number): Tensor {
-    const what = `model '${this.context.name}' output '${plan.name}'`;
+    const { what } = plan;
     const value = values[position];
     if (!value) throw new InferenceError('INTERNAL', `${what}: forward() returned ${values.length} tensors, none at position ${position}`);
     if (value.datatype !== plan.datatype) {
@@ -122,8 +127,7 @@ export class PytorchInstance implements BackendInstance {
     }
     const lead = this.batching ? 1 : 0;
     const shape = plan.reshape ? [...value.shape.slice(0, lead), ...mapVariableDims(value.shape.slice(lead), plan.reshape, plan.dims)] : value.shape;
-    const Data = typedArrayConstructor(plan.datatype) as unknown as new (buffer: ArrayBuffer) => Tensor['data'];
-    return { datatype: plan.datatype, shape, data: new Data(value.data as ArrayBuffer) } as Tensor;
+    return { datatype: plan.datatype, shape, data: new plan.Data(value.data as ArrayBuffer) } as Tensor;
   }
 
   /** A returned List[str] has no shape of its own: [length], or [batch size, length / batch size] when batching. */

@@ -39,13 +39,14 @@ export class PytorchModel implements BackendModel {
     const module = await this.acquire(device);
     try {
       const { config } = this.context;
-      const feeds = { inputs: [...config.input.map((i) => i.name), ...config.batch_input.flatMap((b) => b.target_name)], controls: controlInputNames(config) };
-      const inputs = bindInputs(this.context.name, feeds.inputs, feeds.controls, module.arguments());
+      const feedInputs = [...config.input.map((i) => i.name), ...config.batch_input.flatMap((b) => b.target_name)];
+      const controls = controlInputNames(config);
+      const inputs = bindInputs(this.context.name, feedInputs, controls, module.arguments());
       const strings = config.input.find((input) => input.data_type === 'TYPE_STRING');
       if (inputs.dict && strings) throw new InferenceError('INVALID_ARG', `model '${this.context.name}': input '${strings.name}' is BYTES, which a Dict[str, Tensor] cannot hold`);
       const outputs = outputPositions(config.output.map((o) => o.name));
       const options = { ...this.parameters.run, dictInput: inputs.dict };
-      return new PytorchInstance(this.context, options, { module, feeds, inputs, outputs }, new this.addon.InstanceThread(), () => this.releaseModule(device, module));
+      return new PytorchInstance(this.context, options, { module, feeds: [...feedInputs, ...controls], inputs, outputs }, new this.addon.InstanceThread(), () => this.releaseModule(device, module));
     } catch (error) {
       this.releaseModule(device, module);
       throw InferenceError.from(error, 'INVALID_ARG', `model '${this.context.name}': ${this.context.modelPath}`);
@@ -78,10 +79,7 @@ export class PytorchModel implements BackendModel {
     try {
       return await this.addon.load(this.context.modelPath, device);
     } catch (error) {
-      throw new InferenceError(
-        'INVALID_ARG',
-        `model '${this.context.name}': libtorch cannot load ${this.context.modelPath} as TorchScript: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      throw InferenceError.from(error, 'INVALID_ARG', `model '${this.context.name}': libtorch cannot load ${this.context.modelPath} as TorchScript`);
     }
   }
 }
