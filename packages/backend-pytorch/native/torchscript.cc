@@ -74,7 +74,7 @@ struct Loaded {
 // An input: a view of a JS typed array (referenced until the run is over), or for BYTES
 // the List[str] Triton gives forward(), built on the loop.
 struct InputView {
-  std::string name;
+  std::string name;  // only for a forward() that takes its inputs by name
   Napi::Reference<Napi::Value> owner;
   void* data = nullptr;
   std::vector<int64_t> shape;
@@ -270,13 +270,16 @@ class ScriptModule : public Napi::ObjectWrap<ScriptModule> {
   std::shared_ptr<Loaded> loaded_;
 };
 
-// forward()'s inputs as the addon reads them: typed arrays in place, BYTES as List[str].
-std::vector<InputView> ReadInputs(Napi::Env env, Napi::Array list) {
+// forward()'s inputs as the addon reads them: typed arrays in place, BYTES as List[str];
+// their names only for a forward() that takes them by name.
+std::vector<InputView> ReadInputs(Napi::Env env, Napi::Array list, bool named) {
   std::vector<InputView> inputs;
   inputs.reserve(list.Length());
   for (uint32_t i = 0; i < list.Length(); i++) {
     Napi::Object input = list.Get(i).As<Napi::Object>();
-    if (input.Get("datatype").As<Napi::String>().Utf8Value() == "BYTES") {
+    std::string datatype = input.Get("datatype").As<Napi::String>().Utf8Value();
+    std::string name = named ? input.Get("name").ToString().Utf8Value() : std::string();
+    if (datatype == "BYTES") {
       Napi::Array elements = input.Get("data").As<Napi::Array>();
       c10::List<std::string> strings;
       strings.reserve(elements.Length());
@@ -290,12 +293,12 @@ std::vector<InputView> ReadInputs(Napi::Env env, Napi::Array list) {
         }
       }
       InputView view;
-      view.name = input.Get("name").ToString().Utf8Value();
+      view.name = std::move(name);
       view.strings = std::move(strings);
       inputs.push_back(std::move(view));
       continue;
     }
-    auto scalar = ScalarTypeOf(input.Get("datatype").As<Napi::String>().Utf8Value());
+    auto scalar = ScalarTypeOf(datatype);
     if (!scalar) throw Napi::TypeError::New(env, "input " + std::to_string(i) + ": a datatype libtorch lacks");
     Napi::Value data = input.Get("data");
     if (!data.IsTypedArray()) throw Napi::TypeError::New(env, "input " + std::to_string(i) + ": data is not a typed array");
@@ -308,7 +311,7 @@ std::vector<InputView> ReadInputs(Napi::Env env, Napi::Array list) {
       throw Napi::RangeError::New(env, "input " + std::to_string(i) + ": the data's byte length does not match its shape and datatype");
     }
     void* bytes = static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset();
-    inputs.push_back({input.Get("name").ToString().Utf8Value(), Napi::Persistent(data), bytes, std::move(shape), *scalar});
+    inputs.push_back({std::move(name), Napi::Persistent(data), bytes, std::move(shape), *scalar});
   }
   return inputs;
 }
@@ -420,7 +423,8 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
     }
     if (stopped_) throw Napi::Error::New(env, "the instance thread was closed");
     auto loaded = ScriptModule::Unwrap(info[0].As<Napi::Object>())->Require(env);
-    auto* job = new ForwardJob{std::move(loaded), ReadInputs(env, info[1].As<Napi::Array>()), ReadOptions(info[2].As<Napi::Object>()),
+    RunOptions options = ReadOptions(info[2].As<Napi::Object>());
+    auto* job = new ForwardJob{std::move(loaded), ReadInputs(env, info[1].As<Napi::Array>(), options.dictInput), options,
                                Napi::Promise::Deferred::New(env), {}, std::nullopt};
     Napi::Promise promise = job->deferred.Promise();
     if (loop_->pending++ == 0) loop_->settle.Ref(env);
