@@ -385,8 +385,14 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
     return DefineClass(env, "InstanceThread", {InstanceMethod("forward", &InstanceThread::Forward), InstanceMethod("close", &InstanceThread::Close)});
   }
 
+  // new InstanceThread(module, options): the module and run options are the instance's for its life.
   explicit InstanceThread(const Napi::CallbackInfo& info) : Napi::ObjectWrap<InstanceThread>(info), queue_(std::make_shared<Queue>()), loop_(new LoopSide()) {
     Napi::Env env = info.Env();
+    if (info.Length() < 2 || !info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(ScriptModule::Class(env)) || !info[1].IsObject()) {
+      throw Napi::TypeError::New(env, "new InstanceThread(module, options)");
+    }
+    loaded_ = ScriptModule::Unwrap(info[0].As<Napi::Object>())->Require(env);
+    options_ = ReadOptions(info[1].As<Napi::Object>());
     loop_->queue = queue_;
     loop_->settle = SettleFunction::New(env, "tritium-torch-instance", 0, 1, loop_, JoinOnLoop);
     loop_->settle.Unref(env);
@@ -414,18 +420,12 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
     settle.Release();
   }
 
-  // forward(module, inputs, options): a promise of forward()'s tensors, run on this thread.
+  // forward(inputs): a promise of the module's forward() tensors, run on this thread.
   Napi::Value Forward(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 3 || !info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(ScriptModule::Class(env)) || !info[1].IsArray() ||
-        !info[2].IsObject()) {
-      throw Napi::TypeError::New(env, "forward(module, inputs, options)");
-    }
+    if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(env, "forward(inputs)");
     if (stopped_) throw Napi::Error::New(env, "the instance thread was closed");
-    auto loaded = ScriptModule::Unwrap(info[0].As<Napi::Object>())->Require(env);
-    RunOptions options = ReadOptions(info[2].As<Napi::Object>());
-    auto* job = new ForwardJob{std::move(loaded), ReadInputs(env, info[1].As<Napi::Array>(), options.dictInput), options,
-                               Napi::Promise::Deferred::New(env), {}, std::nullopt};
+    auto* job = new ForwardJob{loaded_, ReadInputs(env, info[0].As<Napi::Array>(), options_.dictInput), options_, Napi::Promise::Deferred::New(env), {}, std::nullopt};
     Napi::Promise promise = job->deferred.Promise();
     if (loop_->pending++ == 0) loop_->settle.Ref(env);
     {
@@ -453,6 +453,8 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
   void Stop() {
     if (stopped_) return;
     stopped_ = true;
+    // Runs already queued hold the module themselves.
+    loaded_.reset();
     {
       std::lock_guard<std::mutex> lock(queue_->mutex);
       queue_->closing = true;
@@ -460,6 +462,8 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
     queue_->wake.notify_one();
   }
 
+  std::shared_ptr<Loaded> loaded_;
+  RunOptions options_;
   std::shared_ptr<Queue> queue_;
   LoopSide* loop_;  // owned by the settle function: deleted when it is finalized, after close() or at the environment's teardown
   bool stopped_ = false;

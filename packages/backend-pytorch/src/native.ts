@@ -40,10 +40,10 @@ export interface ScriptModule {
   release(): void;
 }
 
-/** An instance's own native thread: its runs happen there one at a time, in order. */
+/** An instance's own native thread, for one module and its run options: its runs happen there one at a time, in order. */
 export interface InstanceThread {
-  /** forward() on the inputs (read in place: keep them unchanged until it settles); its tensors flattened in order. */
-  forward(module: ScriptModule, inputs: readonly NativeTensor[], options: RunOptions): Promise<NativeOutput[]>;
+  /** The module's forward() on the inputs (read in place: keep them unchanged until it settles); its tensors flattened in order. */
+  forward(inputs: readonly NativeTensor[]): Promise<NativeOutput[]>;
   /** Ends the thread once the runs already queued are done, and settles when it has; forward() then throws. */
   close(): Promise<void>;
 }
@@ -52,7 +52,7 @@ export interface TorchAddon {
   /** torch::jit::load onto a device ("cpu", "cuda:0"), off the event loop. */
   load(path: string, device: string): Promise<ScriptModule>;
   /** Starts a thread for an instance's runs. */
-  InstanceThread: new () => InstanceThread;
+  InstanceThread: new (module: ScriptModule, options: RunOptions) => InstanceThread;
   /** at::set_num_threads / set_num_interop_threads; 0 leaves one alone. Throws where libtorch refuses. */
   setThreads(intra: number, inter: number): void;
   threads(): { intra: number; inter: number };

@@ -1,11 +1,10 @@
 import { InferenceError, batchInputTensors, dataTypeFromConfig, gatherBatchInput, mapVariableDims, scatterBatchOutputs, shapeToString, typedArrayConstructor } from '@tritium/core';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ModelContext, Tensor } from '@tritium/core';
-import type { InstanceThread, NativeOutput, NativeTensor, RunOptions, ScriptModule } from './native.js';
+import type { InstanceThread, NativeOutput, NativeTensor } from './native.js';
 import type { InputBinding } from './naming.js';
 
-/** A module and where the config's tensors sit among forward()'s arguments and results. */
+/** Where the config's tensors sit among a module's forward() arguments and results. */
 export interface BoundModule {
-  readonly module: ScriptModule;
   /** Every tensor forward() is fed, in binding order: the config's inputs, its batch inputs' targets, the sequence controls. */
   readonly feeds: readonly string[];
   readonly inputs: InputBinding;
@@ -38,7 +37,6 @@ export class PytorchInstance implements BackendInstance {
 
   constructor(
     private readonly context: ModelContext,
-    private readonly options: RunOptions,
     private readonly bound: BoundModule,
     private readonly thread: InstanceThread,
     private readonly release: () => void,
@@ -106,7 +104,7 @@ export class PytorchInstance implements BackendInstance {
       const tensor = this.batchInputTargets.has(name) ? made[name]! : gatherBatchInput(batch, name);
       args[binding.dict ? k : binding.positions[k]!] = { name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
     });
-    const values = await this.thread.forward(this.bound.module, args, this.options);
+    const values = await this.thread.forward(args);
     const batchSize = batch.reduce((sum, request) => sum + request.batchSize, 0);
     const outputs: Record<string, Tensor> = {};
     this.outputs.forEach((plan, k) => (outputs[plan.name] = this.output(plan, values, this.bound.outputs[k]!, batchSize)));

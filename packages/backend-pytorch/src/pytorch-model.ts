@@ -45,8 +45,8 @@ export class PytorchModel implements BackendModel {
       const strings = config.input.find((input) => input.data_type === 'TYPE_STRING');
       if (inputs.dict && strings) throw new InferenceError('INVALID_ARG', `model '${this.context.name}': input '${strings.name}' is BYTES, which a Dict[str, Tensor] cannot hold`);
       const outputs = outputPositions(config.output.map((o) => o.name));
-      const options = { ...this.parameters.run, dictInput: inputs.dict };
-      return new PytorchInstance(this.context, options, { module, feeds: [...feedInputs, ...controls], inputs, outputs }, new this.addon.InstanceThread(), () => this.releaseModule(device, module));
+      const thread = new this.addon.InstanceThread(module, { ...this.parameters.run, dictInput: inputs.dict });
+      return new PytorchInstance(this.context, { feeds: [...feedInputs, ...controls], inputs, outputs }, thread, () => this.releaseModule(device, module));
     } catch (error) {
       this.releaseModule(device, module);
       throw InferenceError.from(error, 'INVALID_ARG', `model '${this.context.name}': ${this.context.modelPath}`);

@@ -28,7 +28,7 @@ describe.skipIf(torchMissing)("the addon's instance threads and environments", (
   });
 
   it('lets the process exit when an instance thread was never closed', () => {
-    const result = run('globalThis.thread = new addon.InstanceThread();', slow);
+    const result = run(`addon.load(slow, 'cpu').then((module) => { globalThis.thread = new addon.InstanceThread(module, { inferenceMode: true, optimizedExecution: true, cacheCleaning: false }); });`, slow);
     expect(result.error).toBeUndefined();
     expect(result.status).toBe(0);
   });
@@ -39,8 +39,8 @@ describe.skipIf(torchMissing)("the addon's instance threads and environments", (
         const module = await addon.load(slow, 'cpu');
         const options = { inferenceMode: true, optimizedExecution: true, cacheCleaning: false };
         for (let i = 0; i < 200; i++) {
-          const thread = new addon.InstanceThread();
-          const running = thread.forward(module, [{ name: 'ROUNDS__0', datatype: 'INT64', shape: [1], data: new BigInt64Array([1n]) }], options);
+          const thread = new addon.InstanceThread(module, options);
+          const running = thread.forward([{ name: 'ROUNDS__0', datatype: 'INT64', shape: [1], data: new BigInt64Array([1n]) }]);
           const closing = thread.close();
           await running;
           await closing;
