@@ -41,10 +41,10 @@ function withProtoDefaults(config: ModelConfig): NormalizedModelConfig {
  * One group named after the model when there is none; unnamed groups become
  * `<model>_<index>`; counts below 1 get Triton's default. KIND_AUTO becomes KIND_CPU, as
  * the proto documents for GPUs that are not there: normalization happens before the
- * backend is known, so a backend's GPUs are not considered (Triton would use them). Triton would keep the
- * group's `gpus` and then refuse it; Tritium drops them, so a repository written for a
- * GPU machine (`gpus: [0]`, no kind) runs on the CPU. KIND_GPU stays as written, for
- * the backend to place at load (model-instances.ts).
+ * backend is known, so a backend's GPUs are not considered (Triton would use them).
+ * Triton would keep the group's `gpus` and then refuse it; Tritium drops them, so a
+ * repository written for a GPU machine (`gpus: [0]`, no kind) runs on the CPU. KIND_GPU
+ * stays as written, for the backend to place at load (model-instances.ts).
  */
 function normalizeInstanceGroups(config: NormalizedModelConfig): void {
   if (config.instance_group.length === 0) config.instance_group.push(InstanceGroupSchema.parse({ name: config.name }));
