@@ -5,7 +5,7 @@ import { fromFrameError } from './frame-error.js';
 import { loadSharedMemoryAddon } from './native.js';
 import { pythonEnvironment } from './python-environment.js';
 import { PythonInstance, type PythonInstanceOptions } from './python-instance.js';
-import { StubProcess } from './stub-process.js';
+import { StubProcess, type StubSpec } from './stub-process.js';
 
 export interface PythonBackendOptions {
   /** The interpreter for models that name none (EXECUTION_ENV_PATH or PYTHON_INTERPRETER). Default `python3` on PATH. */
@@ -73,7 +73,7 @@ export function requireSharedMemory(model: string): void {
 }
 
 /** Runs the model's auto_complete_config in a stub of its own (no instance exists yet), as Triton does before loading. */
-export async function autoComplete(config: ModelConfig, spec: Parameters<typeof StubProcess.start>[0]): Promise<ModelConfig> {
+export async function autoComplete(config: ModelConfig, spec: StubSpec): Promise<ModelConfig> {
   let answer: (frame: Record<string, unknown>) => void = () => {};
   const answered = new Promise<Record<string, unknown>>((resolve) => (answer = resolve));
   const stub = await StubProcess.start(spec, (frame) => frame.t === 'auto_completed' && answer(frame), (reason) => answer({ error: { message: reason } }));

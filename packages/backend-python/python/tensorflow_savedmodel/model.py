@@ -32,6 +32,9 @@ _CONFIG_TYPES = {
     tf.string: "TYPE_STRING",
 }
 
+# START/END/READY controls take the type of their false/true pair; CORRID names its own.
+_CONTROL_PAIR_TYPES = (("int32_false_true", "TYPE_INT32"), ("fp32_false_true", "TYPE_FP32"), ("bool_false_true", "TYPE_BOOL"))
+
 
 def _parameter(config, key, default):
     value = ((config.get("parameters") or {}).get(key) or {}).get("string_value")
@@ -109,7 +112,7 @@ class TritonPythonModel:
                 "unable to autofill for '%s': the config sets max_batch_size %d but the signature "
                 "'%s' has a tensor without a variable first dimension"
                 % (config.get("name", ""), max_batch_size, _parameter(config, "TF_SIGNATURE_DEF", "serving_default")))
-        batching = can_batch and _batch_hint(config, inputs, outputs, can_batch)
+        batching = can_batch and _batch_hint(config, inputs, outputs)
         if max_batch_size == 0 and batching:
             auto_complete_model_config.set_max_batch_size(int(os.environ.get(DEFAULT_MAX_BATCH_SIZE, "4")))
         batching = (config.get("max_batch_size") or 0) > 0
@@ -215,9 +218,7 @@ def _supplied_inputs(config):
     supplied = {}
     for entry in (config.get("sequence_batching") or {}).get("control_input") or []:
         for control in entry.get("control") or []:
-            # START/END/READY take the type of their false/true pair; CORRID names its own.
-            pairs = (("int32_false_true", "TYPE_INT32"), ("fp32_false_true", "TYPE_FP32"), ("bool_false_true", "TYPE_BOOL"))
-            data_type = next((t for key, t in pairs if control.get(key)), control.get("data_type"))
+            data_type = next((t for key, t in _CONTROL_PAIR_TYPES if control.get(key)), control.get("data_type"))
             supplied[entry["name"]] = ("sequence control", data_type)
     for entry in config.get("batch_input") or []:
         for name in entry.get("target_name") or []:
@@ -264,22 +265,25 @@ def _check_shape(entry, spec, role, batching):
             % (role, entry["name"], given, " (a -1 batch dimension, as max_batch_size > 0, then its dims)" if batching else "", expected))
 
 
-def _batch_hint(config, inputs, outputs, can_batch):
-    """With max_batch_size 0, listed shapes (reshape, else dims) say whether the model batches (rank one more than them)."""
+def _batch_hint(config, inputs, outputs):
+    """For a signature that can batch, whether the model does (what max_batch_size 0 leaves open):
+    the config's listed shapes (reshape, else dims) say it (the signature's rank one more than
+    them); with none listed, it does."""
     hint = None
     for key, specs in (("input", inputs), ("output", outputs)):
         for entry in config.get(key) or []:
             spec = specs.get(entry.get("name"))
             shape = _model_shape(entry)
-            if spec is None or not shape or _dims(spec) is None:
+            dims = None if spec is None else _dims(spec)
+            if dims is None or not shape:
                 continue
-            says = len(_dims(spec)) == len(shape) + 1
+            says = len(dims) == len(shape) + 1
             if hint is not None and hint != says:
                 raise pb_utils.TritonModelException(
                     "unable to autofill for '%s': the config's tensors disagree on whether the model batches"
                     % config.get("name", ""))
             hint = says
-    return can_batch if hint is None else hint
+    return True if hint is None else hint
 
 
 def _complete(config, key, specs, batching, listed_only):
