@@ -1,4 +1,4 @@
-import { InferenceError, dataTypeToConfig } from '@tritium/core';
+import { InferenceError, dataTypeToConfig, withDefaultBatcher } from '@tritium/core';
 import type { ModelConfig, ModelInput, ModelOutput } from '@tritium/core';
 import type { ModelSignature, TensorSignature } from './signature.js';
 
@@ -35,9 +35,6 @@ export function autoCompleteFromSignature(
   const maxBatchSize = config.max_batch_size ?? 0;
   if (canBatch) {
     if (maxBatchSize === 0) completed.max_batch_size = Math.max(defaultMaxBatchSize, 0);
-    if ((completed.max_batch_size ?? 0) > 1 && completed.dynamic_batching === undefined && completed.sequence_batching === undefined) {
-      completed.dynamic_batching = {};
-    }
   } else if (maxBatchSize !== 0) {
     const fixed = all.find((t) => t.dims.length === 0 || t.dims[0] !== -1)!;
     throw new InferenceError(
@@ -50,7 +47,7 @@ export function autoCompleteFromSignature(
   const batching = (completed.max_batch_size ?? 0) > 0;
   if ((config.input?.length ?? 0) + (config.batch_input?.length ?? 0) === 0) completed.input = signature.inputs.map((t) => configTensor(t, batching));
   if ((config.output?.length ?? 0) === 0) completed.output = signature.outputs.map((t) => configTensor(t, batching));
-  return completed;
+  return withDefaultBatcher(completed);
 }
 
 /** A tensor entry with the fields inputs and outputs share, so it serves as either. */

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { InferenceError, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
+import { InferenceError, withDefaultBatcher, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
 import { CustomMetrics } from './custom-metrics.js';
 import { autoComplete, requireModelFile, requireSharedMemory, type PythonBackendOptions } from './python-backend.js';
 import { pythonEnvironment, type PythonEnvironment } from './python-environment.js';
@@ -50,11 +50,11 @@ export function tensorflowBackend(options: TensorflowBackendOptions = {}): Backe
 
     async autoCompleteConfig(config: ModelConfig, files: ModelFiles): Promise<ModelConfig> {
       const named = { ...config, backend: 'tensorflow', platform: config.platform || SAVEDMODEL_PLATFORM };
-      if (isComplete(named)) return withDefaultScheduler(named);
+      if (isComplete(named)) return withDefaultBatcher(named);
       await requireModelFile(config.name ?? '', files.modelPath);
       const label = `model '${config.name}'`;
       const spec = { environment: await environmentFor(named, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs };
-      return withDefaultScheduler(await autoComplete(named, spec));
+      return withDefaultBatcher(await autoComplete(named, spec));
     },
 
     async createModel(context: ModelContext): Promise<BackendModel> {
@@ -78,12 +78,6 @@ function isComplete(config: ModelConfig): boolean {
   const tensors = [...(config.input ?? []), ...(config.output ?? [])];
   const listed = (config.input?.length ?? 0) > 0 && (config.output?.length ?? 0) > 0;
   return listed && (config.max_batch_size ?? 0) > 0 && tensors.every((tensor) => tensor.data_type && tensor.dims !== undefined);
-}
-
-/** As Triton's TensorFlow auto-complete: a max_batch_size above 1 with no scheduler gets the dynamic batcher. */
-function withDefaultScheduler(config: ModelConfig): ModelConfig {
-  const unscheduled = config.dynamic_batching === undefined && config.sequence_batching === undefined && config.ensemble_scheduling === undefined;
-  return (config.max_batch_size ?? 0) > 1 && unscheduled ? { ...config, dynamic_batching: {} } : config;
 }
 
 /** Triton's TensorFlow backend refuses CPU execution accelerators (GPU ones only apply to GPU instances). */

@@ -7,6 +7,7 @@ export { parseModelConfig } from './text-format.js';
 export { printModelConfig } from './text-format-printer.js';
 export { normalizeModelConfig } from './normalize.js';
 export { validateModelConfig } from './validate.js';
+export { withDefaultBatcher } from './default-batcher.js';
 export { booleanParameter, integerParameter, invalidParameter, modelParameter } from './parameters.js';
 export { modelConfigToJson, type JsonValue } from './json.js';
 export {
