@@ -38,8 +38,8 @@ const repository = await benchRepository('tritium-bench-frontend-', { tiny: onnx
 await copyFile(join(MODELS, 'tiny.onnx'), join(repository, 'tiny', '1', 'model.onnx'));
 await copyFile(join(MODELS, 'identity_fp32.onnx'), join(repository, 'identity', '1', 'model.onnx'));
 const server = await InferenceServer.start({ modelRepository: repository, backends: [onnxBackend()] });
-const httpFrontend = await startHttpFrontend(server, { host: '127.0.0.1', port: 0 });
-const grpcFrontend = await startGrpcFrontend(server, { host: '127.0.0.1', port: 0 });
+const httpFrontend = await startHttpFrontend(server, { host: '127.0.0.1', port: 0, allowClientSharedMemory: true });
+const grpcFrontend = await startGrpcFrontend(server, { host: '127.0.0.1', port: 0, allowClientSharedMemory: true });
 
 // The floors: the same bytes in and out with nothing in between.
 const httpEcho = http.createServer({ keepAliveTimeout: 60_000 }, (request, response) => {

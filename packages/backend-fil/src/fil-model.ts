@@ -32,7 +32,7 @@ export class FilModel implements BackendModel {
   static async load(context: ModelContext): Promise<FilModel> {
     const { config, logger } = context;
     const parameters = readParameters(config, logger);
-    const path = modelFilePath(context.versionDirectory, parameters.modelType, config.default_model_filename);
+    const path = await modelFilePath(context.versionDirectory, parameters.modelType, config.default_model_filename, context.name);
     const forest = await loadForest(path, parameters.modelType, parameters.allowUnknownField);
     const width = checkTensors(config, forest, parameters);
     return new FilModel(context.name, forest, parameters, config.max_batch_size > 0, width);

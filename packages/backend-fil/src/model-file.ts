@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { InferenceError } from '@tritium/core';
+import { InferenceError, pathInside } from '@tritium/core';
 import type { Forest } from './forest.js';
 import { readLightGbm } from './lightgbm.js';
 import { unsupportedModel } from './model-error.js';
@@ -22,9 +21,9 @@ const CONVERSIONS: Partial<Record<ModelType, string>> = {
   treelite_checkpoint: 'Treelite checkpoints are not read yet: export the model from its framework as XGBoost JSON or a LightGBM model.txt',
 };
 
-/** The model file of a version directory: the config's default_model_filename, else FIL's name for the type. */
-export function modelFilePath(versionDirectory: string, modelType: ModelType, configuredName: string): string {
-  return join(versionDirectory, configuredName || MODEL_FILES[modelType]);
+/** The model file of a version directory: the config's default_model_filename, else FIL's name for the type; it must lie inside the directory. */
+export function modelFilePath(versionDirectory: string, modelType: ModelType, configuredName: string, modelName: string): Promise<string> {
+  return pathInside(versionDirectory, configuredName || MODEL_FILES[modelType], `model '${modelName}': default_model_filename`);
 }
 
 export async function loadForest(path: string, modelType: ModelType, allowUnknownField: boolean): Promise<Forest> {

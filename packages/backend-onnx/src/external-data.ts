@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { InferenceError } from '@tritium/core';
+import { dirname } from 'node:path';
+import { InferenceError, pathInside } from '@tritium/core';
 import { protoFields } from './protobuf.js';
 
 /** An external data file of a model, for runtimes that cannot read files by themselves (wasm). */
@@ -12,7 +12,7 @@ export interface ExternalDataFile {
 
 /**
  * Reads the external data files a serialized model refers to. Locations must stay
- * inside the model's directory. Bytes that are not a valid model give no files:
+ * inside the model file's directory, links resolved. Bytes that are not a valid model give no files:
  * onnxruntime then refuses them with its own reason.
  */
 export async function readExternalData(modelName: string, modelFile: string, model: Uint8Array): Promise<ExternalDataFile[]> {
@@ -22,18 +22,12 @@ export async function readExternalData(modelName: string, modelFile: string, mod
   } catch {
     return [];
   }
-  const directory = normalize(dirname(modelFile));
+  const directory = dirname(modelFile);
   const files: ExternalDataFile[] = [];
   for (const location of locations) {
-    const full = normalize(join(directory, location));
-    if (isAbsolute(location) || !full.startsWith(directory + sep)) {
-      throw new InferenceError(
-        'INVALID_ARG',
-        `model '${modelName}': external data location '${location}' in '${modelFile}' is outside the model's directory`,
-      );
-    }
+    const path = await pathInside(directory, location, `model '${modelName}': external data location`);
     try {
-      files.push({ path: location, data: await readFile(full) });
+      files.push({ path: location, data: await readFile(path) });
     } catch (error) {
       throw InferenceError.from(error, 'UNAVAILABLE', `model '${modelName}': cannot read external data '${location}' of '${modelFile}'`);
     }

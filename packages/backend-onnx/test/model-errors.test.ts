@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import { InferenceError, normalizeModelConfig } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
+import { readExternalData } from '../src/external-data.js';
 import { onnxBackend } from '../src/index.js';
+import { resolveModelFile } from '../src/model-file.js';
 import { DETACHED, HealthLog, MODELS, fp32, outputsOf, range, request, useTempRepository } from './helpers.js';
 
 const repo = useTempRepository();
@@ -166,13 +168,35 @@ describe('external data on onnxruntime-web, which reads the files for the model'
   test('a location outside the model directory is INVALID_ARG naming the model', async () => {
     const error = await loadError(await withLocation(`../${'x'.repeat(17)}`), config, web);
     expect(error.code).toBe('INVALID_ARG');
-    expect(error.message).toMatch(/^model 'm\d+': external data location '\.\.\/x+' in '.*model\.onnx' is outside the model's directory$/);
+    expect(error.message).toMatch(/^model 'm\d+': external data location '\.\.\/x+' must name a file inside '.*\/1', but its '\.\.' leads out/);
+  });
+
+  test('a location that is a link to a file outside the model directory is INVALID_ARG, without its content', async () => {
+    const files = await repo.current.addModel('linked', await withLocation('linked_weights.bin!!'));
+    const secret = join(files.modelDirectory, '..', 'secret.bin');
+    await writeFile(secret, 'secret-bytes');
+    await symlink(secret, join(files.versionDirectory, 'linked_weights.bin!!'));
+    const error = await readExternalData('linked', files.modelPath, await readFile(files.modelPath)).then(() => undefined, (e: unknown) => e as InferenceError);
+    expect(error?.code).toBe('INVALID_ARG');
+    expect(error?.message).toMatch(/^model 'linked': external data location 'linked_weights.bin!!' must name a file inside .*symbolic link/);
+    expect(error?.message).not.toContain('secret-bytes');
   });
 
   test('a missing external data file is UNAVAILABLE naming the model', async () => {
     const error = await loadError(await withLocation('missing_weights.bin!'), config, web);
     expect(error.code).toBe('UNAVAILABLE');
     expect(error.message).toMatch(/^model 'm\d+': cannot read external data 'missing_weights\.bin!' of '.*model\.onnx': ENOENT/);
+  });
+});
+
+describe('a model.onnx directory', () => {
+  test('whose inner model.onnx is a link to a file outside is INVALID_ARG', async () => {
+    const files = await repo.current.addModel('linked_dir', null);
+    await mkdir(files.modelPath);
+    await symlink(join(MODELS, 'add_sub.onnx'), join(files.modelPath, 'model.onnx'));
+    const error = await resolveModelFile(files.modelPath, 'linked_dir').then(() => undefined, (e: unknown) => e as InferenceError);
+    expect(error?.code).toBe('INVALID_ARG');
+    expect(error?.message).toMatch(/^model 'linked_dir': the model directory's ONNX file 'model.onnx' must name a file inside .*symbolic link/);
   });
 });
 

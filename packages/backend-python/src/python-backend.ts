@@ -3,13 +3,19 @@ import { InferenceError, modelConfigToJson, type Backend, type BackendModel, typ
 import { CustomMetrics } from './custom-metrics.js';
 import { fromFrameError } from './frame-error.js';
 import { loadSharedMemoryAddon } from './native.js';
-import { pythonEnvironment } from './python-environment.js';
+import { environmentOptions, pythonEnvironment } from './python-environment.js';
 import { PythonInstance, type PythonInstanceOptions } from './python-instance.js';
 import { StubProcess, type StubSpec } from './stub-process.js';
 
 export interface PythonBackendOptions {
-  /** The interpreter for models that name none (EXECUTION_ENV_PATH or PYTHON_INTERPRETER). Default `python3` on PATH. */
+  /** The interpreter for models without an environment of their own (EXECUTION_ENV_PATH). Default `python3` on PATH. */
   readonly interpreter?: string;
+  /**
+   * Directories where a model's EXECUTION_ENV_PATH may lie besides the model's own
+   * directory (links resolved), e.g. a shared `/opt/envs`. Default none: a model's
+   * config may come from a client, and may then only use environments in its model.
+   */
+  readonly executionEnvironmentRoots?: readonly string[];
   /** How long a stub may take to import numpy and the model file. Default 60 000 ms. */
   readonly startTimeoutMs?: number;
   /** How long an instance waits for the model's finalize() before killing its stub. Default 5 000 ms. */
@@ -24,12 +30,11 @@ export interface PythonBackendOptions {
  * shared memory.
  */
 export function pythonBackend(options: PythonBackendOptions = {}): Backend {
-  const defaultInterpreter = options.interpreter ?? 'python3';
+  const environment = environmentOptions(options);
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const finalizeTimeoutMs = options.finalizeTimeoutMs ?? 5_000;
   const customMetrics = new CustomMetrics();
-  const environmentFor = (config: ModelConfig, files: ModelFiles) =>
-    pythonEnvironment(config, files.modelDirectory, defaultInterpreter, options.environmentCacheDirectory);
+  const environmentFor = (config: ModelConfig, files: ModelFiles) => pythonEnvironment(config, files.modelDirectory, environment);
 
   return {
     name: 'python',

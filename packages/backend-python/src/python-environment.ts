@@ -5,11 +5,15 @@ import { access, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { InferenceError, type ModelConfig } from '@tritium/core';
+import { InferenceError, isInsideDirectory, type ModelConfig } from '@tritium/core';
 
 /** Triton's model parameter naming a Python environment: a directory (a venv) or a packed .tar.gz of one. */
 export const EXECUTION_ENV_PATH = 'EXECUTION_ENV_PATH';
-/** Our model parameter naming the interpreter itself, for models without an environment of their own. */
+/**
+ * A model parameter that once named the interpreter. A model's config may come from a
+ * client (a load with a config override), so it may not pick a program to run: a
+ * config that sets it is refused, pointing at pythonBackend({ interpreter }).
+ */
 export const PYTHON_INTERPRETER = 'PYTHON_INTERPRETER';
 /** Triton's placeholder for the model's directory in EXECUTION_ENV_PATH. */
 const MODEL_DIRECTORY_PLACEHOLDER = '$$TRITON_MODEL_DIRECTORY';
@@ -23,17 +27,56 @@ export interface PythonEnvironment {
   readonly origin: string;
 }
 
+/** What the server's operator chose: the backend's options. */
+export interface EnvironmentOptions {
+  /** The interpreter of models without an EXECUTION_ENV_PATH. */
+  readonly interpreter: string;
+  /** Directories outside a model's own where its EXECUTION_ENV_PATH may lie. */
+  readonly executionEnvironmentRoots: readonly string[];
+  /** Where packed environments are unpacked. */
+  readonly cacheDirectory: string;
+}
+
+/** The backend's options, defaults filled: `python3` on PATH, no roots besides each model's directory, `<tmpdir>/tritium-python-envs`. */
+export function environmentOptions(options: {
+  readonly interpreter?: string;
+  readonly executionEnvironmentRoots?: readonly string[];
+  readonly environmentCacheDirectory?: string;
+}): EnvironmentOptions {
+  return {
+    interpreter: options.interpreter ?? 'python3',
+    executionEnvironmentRoots: options.executionEnvironmentRoots ?? [],
+    cacheDirectory: options.environmentCacheDirectory ?? join(tmpdir(), 'tritium-python-envs'),
+  };
+}
+
 /**
  * Picks the interpreter for a model: its EXECUTION_ENV_PATH environment (unpacked once
- * and cached when packed), else its PYTHON_INTERPRETER parameter, else the backend's
- * default (`python3` on PATH). Fails with UNAVAILABLE naming what is missing.
+ * and cached when packed), which must lie inside the model's directory or one of
+ * `executionEnvironmentRoots`, else the backend's interpreter. Fails with INVALID_ARG
+ * for a parameter it refuses, UNAVAILABLE naming what is missing.
  */
-export async function pythonEnvironment(config: ModelConfig, modelDirectory: string, defaultInterpreter: string, cacheDirectory?: string): Promise<PythonEnvironment> {
+export async function pythonEnvironment(config: ModelConfig, modelDirectory: string, options: EnvironmentOptions): Promise<PythonEnvironment> {
   const parameters = config.parameters ?? {};
+  const model = `model '${config.name ?? ''}'`;
+  if (parameters[PYTHON_INTERPRETER] !== undefined) {
+    throw new InferenceError(
+      'INVALID_ARG',
+      `${model}: the ${PYTHON_INTERPRETER} parameter is not accepted: a model's config may not choose a program for the server to run; ` +
+        `set the interpreter with pythonBackend({ interpreter }), or give the model an environment (${EXECUTION_ENV_PATH})`,
+    );
+  }
   const envPath = parameters[EXECUTION_ENV_PATH]?.string_value;
   if (envPath) {
     const path = resolve(modelDirectory, envPath.replaceAll(MODEL_DIRECTORY_PLACEHOLDER, modelDirectory));
-    const directory = /\.(tar\.gz|tgz)$/.test(path) ? await unpackOnce(path, cacheDirectory ?? join(tmpdir(), 'tritium-python-envs')) : path;
+    if (!(await isAllowedEnvironment(path, modelDirectory, options.executionEnvironmentRoots))) {
+      throw new InferenceError(
+        'INVALID_ARG',
+        `${model}: ${EXECUTION_ENV_PATH} '${envPath}' lies outside the model's directory: put the environment inside it ($$TRITON_MODEL_DIRECTORY/...), ` +
+          `or allow its directory with pythonBackend({ executionEnvironmentRoots })`,
+      );
+    }
+    const directory = /\.(tar\.gz|tgz)$/.test(path) ? await unpackOnce(path, options.cacheDirectory) : path;
     const interpreter = await firstExecutable([join(directory, 'bin', 'python3'), join(directory, 'bin', 'python')]);
     if (!interpreter) {
       throw new InferenceError('UNAVAILABLE', `${EXECUTION_ENV_PATH} '${envPath}' has no bin/python3: point it at a virtual environment or a packed one (.tar.gz)`);
@@ -44,17 +87,25 @@ export async function pythonEnvironment(config: ModelConfig, modelDirectory: str
     };
     return { interpreter, env, origin: `${EXECUTION_ENV_PATH} '${envPath}'` };
   }
-  const chosen = parameters[PYTHON_INTERPRETER]?.string_value;
-  const wanted = chosen || defaultInterpreter;
-  const origin = chosen ? `the ${PYTHON_INTERPRETER} parameter` : 'the backend default';
-  const interpreter = await findExecutable(wanted);
+  const interpreter = await findExecutable(options.interpreter);
   if (!interpreter) {
     throw new InferenceError(
       'UNAVAILABLE',
-      `the Python interpreter '${wanted}' (${origin}) was not found: install Python 3 with numpy, or name another with pythonBackend({ interpreter }) or the model's ${PYTHON_INTERPRETER} parameter`,
+      `the Python interpreter '${options.interpreter}' (the backend default) was not found: install Python 3 with numpy, or name another with pythonBackend({ interpreter })`,
     );
   }
-  return { interpreter, env: {}, origin };
+  return { interpreter, env: {}, origin: 'the backend default' };
+}
+
+/**
+ * An environment (its links resolved; a venv's bin/python3 may still link to the system's
+ * interpreter) must lie in the model's directory or under a root the operator allowed.
+ */
+async function isAllowedEnvironment(path: string, modelDirectory: string, roots: readonly string[]): Promise<boolean> {
+  for (const root of [modelDirectory, ...roots]) {
+    if (await isInsideDirectory(path, root)) return true;
+  }
+  return false;
 }
 
 /** A bare name is looked up on PATH, as a shell would; a path is taken as it is. */
@@ -94,7 +145,9 @@ async function unpackOnce(archive: string, cacheDirectory: string): Promise<stri
     });
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
-    throw new InferenceError('UNAVAILABLE', `${EXECUTION_ENV_PATH}: unpacking '${archive}' failed: ${(error as Error).message}`, { cause: error });
+    // tar's own output stays out of the message: it could quote the archive's contents.
+    const { code } = error as { code?: unknown };
+    throw new InferenceError('UNAVAILABLE', `${EXECUTION_ENV_PATH}: unpacking '${archive}' failed (tar exit code ${String(code)}): is it a .tar.gz of an environment?`);
   }
   return target;
 }

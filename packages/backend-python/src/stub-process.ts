@@ -13,8 +13,6 @@ import { removeRegions, sharedMemoryDirectory } from './shared-region.js';
 /** Where the stub and triton_python_backend_utils live, beside src/ and dist/ alike. */
 const PYTHON_DIRECTORY = fileURLToPath(new URL('../python/', import.meta.url));
 const STUB_SCRIPT = `${PYTHON_DIRECTORY}tritium_stub.py`;
-/** How much of the stub's stderr is kept to explain its death. */
-const STDERR_TAIL_BYTES = 4096;
 
 /** Region prefixes of stubs alive now, removed if Node exits without stopping them. */
 const livePrefixes = new Set<string>();
@@ -41,7 +39,6 @@ export class StubProcess {
   readonly peers: PeerRegions;
   private readonly channel: FrameChannel;
   private readonly exitPromise: Promise<void>;
-  private stderrTail = '';
   private exitedWith: string | undefined;
   private stopping = false;
   private cleanedUp = false;
@@ -61,10 +58,8 @@ export class StubProcess {
     this.channel = new FrameChannel(child.stdio[3] as Writable, child.stdio[4] as Readable, onFrame, (error) =>
       this.kill(`sent a malformed frame (${error.message})`),
     );
-    child.stderr!.on('data', (chunk: Buffer) => {
-      process.stderr.write(chunk);
-      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-    });
+    // The stub's output is the server's log, never an error's text: a client reads errors.
+    child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
     // Writes to a stub that died fail with EPIPE; its exit is reported instead.
     (child.stdio[3] as Writable).on('error', () => {});
     this.exitPromise = new Promise((resolve) => {
@@ -188,8 +183,7 @@ export class StubProcess {
   }
 
   private describeExit(): string {
-    const tail = this.stderrTail.trim().split('\n').slice(-8).join('\n');
-    return `the Python stub ${this.exitedWith}${tail ? `; its last output:\n${tail}` : ''}`;
+    return `the Python stub ${this.exitedWith} (its output is in the server's log)`;
   }
 
   private cleanUp(): void {

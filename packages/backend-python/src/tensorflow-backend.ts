@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { InferenceError, withDefaultBatcher, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
 import { CustomMetrics } from './custom-metrics.js';
 import { autoComplete, requireModelFile, requireSharedMemory, type PythonBackendOptions } from './python-backend.js';
-import { pythonEnvironment, type PythonEnvironment } from './python-environment.js';
+import { environmentOptions, pythonEnvironment, type PythonEnvironment } from './python-environment.js';
 import { PythonInstance } from './python-instance.js';
 
 /** The Python model that runs a SavedModel in the stub (python/tensorflow_savedmodel/model.py). */
@@ -28,7 +28,7 @@ export function tensorflowBackend(options: TensorflowBackendOptions = {}): Backe
   if (!Number.isSafeInteger(defaultMaxBatchSize) || defaultMaxBatchSize < 0) {
     throw new InferenceError('INVALID_ARG', `tensorflow backend: defaultMaxBatchSize must be a non-negative integer, not ${defaultMaxBatchSize}`);
   }
-  const defaultInterpreter = options.interpreter ?? 'python3';
+  const environmentChoice = environmentOptions(options);
   // Importing TensorFlow and loading a model takes seconds.
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;
   const finalizeTimeoutMs = options.finalizeTimeoutMs ?? 5_000;
@@ -38,7 +38,7 @@ export function tensorflowBackend(options: TensorflowBackendOptions = {}): Backe
   const environmentFor = async (config: ModelConfig, files: ModelFiles): Promise<PythonEnvironment> => {
     requireSavedModelPlatform(config);
     requireSharedMemory(config.name ?? '');
-    const environment = await pythonEnvironment(config, files.modelDirectory, defaultInterpreter, options.environmentCacheDirectory);
+    const environment = await pythonEnvironment(config, files.modelDirectory, environmentChoice);
     const env = { ...environment.env, [SAVEDMODEL_PATH_VARIABLE]: files.modelPath, [DEFAULT_MAX_BATCH_SIZE_VARIABLE]: String(defaultMaxBatchSize) };
     return { ...environment, env };
   };

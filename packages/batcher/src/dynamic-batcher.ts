@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from './clock.js';
-import { preferredBatchCount, type PreferredBatchRule } from './preferred-batch-rule.js';
+import { preferredBatchCount, type BatchRun, type PreferredBatchRule } from './preferred-batch-rule.js';
 import { PriorityQueue, type EnqueueResult, type QueuedItem } from './priority-queue.js';
 import type { QueuePolicy } from './queue-policy.js';
 
@@ -16,6 +16,19 @@ export interface DynamicBatcherOptions {
   readonly priorityQueuePolicy?: ReadonlyMap<number, QueuePolicy>;
 }
 
+/**
+ * What a free instance does next, decided from one clock reading (two readings could
+ * disagree: "wait" from one and "ready now" from the next would arm no timer):
+ * - `batch`: run these items now;
+ * - `wakeAt`: nothing to run yet; call nextBatch() again at that clock time (µs): the
+ *   queue delay's expiry (always in the future) or the earliest queue timeout (already
+ *   past when takeExpired() has items). Undefined when the queue is empty and nothing
+ *   times out.
+ */
+export type BatchDecision<T> =
+  | { readonly batch: T[]; readonly wakeAt?: undefined }
+  | { readonly batch?: undefined; readonly wakeAt: number | undefined };
+
 /** What the batcher reads of a queued item (core's request objects implement this). */
 export interface BatchItem extends QueuedItem {
   /** rows this item contributes (>= 1) */
@@ -25,8 +38,8 @@ export interface BatchItem extends QueuedItem {
 }
 
 /**
- * Triton's dynamic batcher, as a pure state machine: the caller enqueues items, asks
- * for a batch whenever a model instance is free, and sets a timer for `wakeAt()`.
+ * Triton's dynamic batcher, as a pure state machine: the caller enqueues items and,
+ * whenever a model instance is free, asks nextBatch() for a batch or the time to ask again.
  *
  * A batch is the longest run of queued items, in service order (see PriorityQueue),
  * that fits `maxBatchSize` rows and shares one batch key. Of that run it sends:
@@ -46,8 +59,6 @@ export class DynamicBatcher<T extends BatchItem> {
   private readonly preferredSizes: ReadonlySet<number>;
   private readonly rule: PreferredBatchRule;
   private flushing = false;
-  /** oldest enqueue time among the items the last plan() looked at */
-  private runStartedAt = 0;
 
   constructor(
     options: DynamicBatcherOptions,
@@ -71,16 +82,22 @@ export class DynamicBatcher<T extends BatchItem> {
     return this.queue.remove(item);
   }
 
-  /** The next batch to run on a free instance, taken out of the queue; undefined to wait. */
-  nextBatch(): T[] | undefined {
+  /** A free instance's next batch, taken out of the queue, or when to ask again. */
+  nextBatch(): BatchDecision<T> {
     const now = this.clock.now();
     this.queue.expire(now);
-    if (this.queue.size === 0) return undefined;
-    const count = this.plan(now);
-    if (count === 0) return undefined;
+    const timeout = this.queue.nextDeadline();
+    if (this.queue.size === 0) return { wakeAt: timeout };
+    const run = this.walkRun();
+    const count = preferredBatchCount(run, this.rule, now, !this.flushing);
+    if (count === 0) {
+      // preferredBatchCount waits only while the delay has not passed at `now`: this is in the future.
+      const delayExpiry = run.oldest + this.rule.maxQueueDelayMicroseconds;
+      return { wakeAt: timeout === undefined ? delayExpiry : Math.min(timeout, delayExpiry) };
+    }
     const batch = new Array<T>(count);
     for (let i = 0; i < count; i++) batch[i] = this.queue.shift();
-    return batch;
+    return { batch };
   }
 
   /** Items whose REJECT queue timeout has expired, taken out of the queue, earliest deadline first. */
@@ -97,25 +114,13 @@ export class DynamicBatcher<T extends BatchItem> {
   }
 
   /**
-   * The earliest queue-timeout deadline (µs) still to act on, without the queue delay:
-   * all an adapter needs to wake for while no instance is free to take a batch.
+   * The earliest queue-timeout deadline (µs) still to act on (already past when
+   * takeExpired() has items), without the queue delay: all an adapter needs to wake for
+   * while no instance is free to take a batch.
    */
   nextTimeout(): number | undefined {
     this.queue.expire(this.clock.now());
     return this.queue.nextDeadline();
-  }
-
-  /**
-   * Clock time (µs) when nextBatch() or takeExpired() may give something new: the
-   * queue delay's expiry while a batch is waiting for it, or the earliest queue
-   * timeout. A time already past means takeExpired() has items now. Undefined when
-   * nothing is pending on time (a batch ready now waits for an instance, not a time).
-   */
-  wakeAt(): number | undefined {
-    const deadline = this.nextTimeout();
-    if (this.queue.size === 0 || this.plan(this.clock.now()) > 0) return deadline;
-    const delayExpiry = this.runStartedAt + this.rule.maxQueueDelayMicroseconds;
-    return deadline === undefined ? delayExpiry : Math.min(deadline, delayExpiry);
   }
 
   /** From now on, never wait for the queue delay (the model is unloading). */
@@ -130,11 +135,11 @@ export class DynamicBatcher<T extends BatchItem> {
   }
 
   /**
-   * How many items from the front of the (non-empty) queue to send now; 0 to wait.
-   * Follows the walk of Triton's GetDynamicBatch, forming the batch from scratch,
+   * The run a batch is taken from: the front of the (non-empty) queue, as far as it fits one
+   * batch. Follows the walk of Triton's GetDynamicBatch, forming the batch from scratch,
    * because here a batch is only formed when an instance is free to run it.
    */
-  private plan(now: number): number {
+  private walkRun(): BatchRun {
     let rows = 0;
     let count = 0;
     let preferredCount = 0;
@@ -159,8 +164,7 @@ export class DynamicBatcher<T extends BatchItem> {
       if (slot.enqueuedAt < oldest) oldest = slot.enqueuedAt;
       if (this.preferredSizes.has(rows)) preferredCount = count;
     }
-    this.runStartedAt = oldest;
-    return preferredBatchCount({ count, rows, preferredCount, cutShort, oldest }, this.rule, now, !this.flushing);
+    return { count, rows, preferredCount, cutShort, oldest };
   }
 }
 

@@ -35,6 +35,15 @@ export interface SequenceBatch<T> {
 }
 
 /**
+ * What a free instance does next, decided from one clock reading: run `batch` now, or ask
+ * again at `wakeAt` (µs, in the future: the queue delay it waits for; undefined: nothing
+ * of its own to wait for, e.g. no ready item). Idle releases have their own time, releaseAt().
+ */
+export type SequenceBatchDecision<T> =
+  | { readonly batch: SequenceBatch<T>; readonly wakeAt?: undefined }
+  | { readonly batch?: undefined; readonly wakeAt: number | undefined };
+
+/**
  * Triton's sequence batcher: each live sequence holds a slot on an instance (or waits in the
  * backlog for one), runs one item at a time, and gives its slot up when its END item completes
  * or when it has been idle too long. Pure: time comes from `clock`, the adapter runs batches.
@@ -48,8 +57,6 @@ export class SequenceBatcher<T extends SequenceItem> {
   /** Sequences waiting for a slot; a Set keeps arrival order and deletes in O(1). */
   private readonly backlog = new Set<Sequence<T>>();
   private readonly idle: IdleSequences<Sequence<T>>;
-  /** Per instance, when its last nextBatch chose to wait for the delay. */
-  private readonly waitUntil: (number | undefined)[];
   private released: string[] = [];
   private queuedCount = 0;
   private draining = false;
@@ -67,7 +74,6 @@ export class SequenceBatcher<T extends SequenceItem> {
     }
     this.slots = new SequenceSlots(instances, slotsPerInstance);
     this.idle = new IdleSequences(options.maxSequenceIdleMicroseconds);
-    this.waitUntil = new Array<number | undefined>(instances).fill(undefined);
   }
 
   enqueue(item: T): SequenceEnqueueResult {
@@ -90,13 +96,18 @@ export class SequenceBatcher<T extends SequenceItem> {
     return { accepted: true, restarted: false };
   }
 
-  nextBatch(instance: number): SequenceBatch<T> | undefined {
-    this.releaseIdle();
-    const choice = this.choose(instance);
-    this.waitUntil[instance] = choice && 'waitUntil' in choice ? choice.waitUntil : undefined;
-    if (!choice || 'waitUntil' in choice) return undefined;
+  /**
+   * A free instance's next batch, or when to ask again. The decision is not remembered: an
+   * instance that leaves service while it waits leaves nothing behind to wake for.
+   */
+  nextBatch(instance: number): SequenceBatchDecision<T> {
+    const now = this.clock.now();
+    this.releaseIdle(now);
+    const choice = this.choose(instance, now);
+    if (!choice) return { wakeAt: undefined };
+    if ('waitUntil' in choice) return { wakeAt: choice.waitUntil };
     const items = choice.take.map((sequence) => (sequence ? this.dispatch(sequence) : null));
-    return { instance, items };
+    return { batch: { instance, items } };
   }
 
   completed(batch: SequenceBatch<T>): void {
@@ -145,28 +156,18 @@ export class SequenceBatcher<T extends SequenceItem> {
   }
 
   /**
-   * When nextBatch or takeReleased may give something new: the next idle deadline, or the delay
-   * deadline an instance's last nextBatch chose to wait for (an instance that is busy has none).
-   * At that time call takeReleased, and nextBatch for each free instance (a released slot may
-   * have seated a backlogged sequence).
+   * When takeReleased may give something new: the next idle deadline, or now while released
+   * keys wait to be taken. At that time call takeReleased, and nextBatch for each free
+   * instance (a released slot may have seated a backlogged sequence).
    */
-  wakeAt(): number | undefined {
+  releaseAt(): number | undefined {
     if (this.released.length > 0) return this.clock.now();
-    let earliest = this.idle.nextDeadline();
-    for (const at of this.waitUntil) {
-      if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
-    }
-    return earliest;
+    return this.idle.nextDeadline();
   }
 
-  /** The server is stopping: no new sequences, live ones finish, nothing waits for a delay. */
+  /** The server is stopping: no new sequences, live ones finish, nothing waits for a delay (ask nextBatch again). */
   drain(): void {
     this.draining = true;
-    // Instances waiting for a delay may send now: wakeAt says so.
-    const now = this.clock.now();
-    this.waitUntil.forEach((at, instance) => {
-      if (at !== undefined) this.waitUntil[instance] = now;
-    });
   }
 
   /** Whether the sequence has started and has not ended or been released. */
@@ -185,9 +186,8 @@ export class SequenceBatcher<T extends SequenceItem> {
     return this.queuedCount;
   }
 
-  private choose(instance: number): BatchChoice<Sequence<T>> {
+  private choose(instance: number, now: number): BatchChoice<Sequence<T>> {
     const slots = this.slots.of(instance);
-    const now = this.clock.now();
     return this.options.strategy === 'direct'
       ? chooseDirectBatch(slots, this.options, now, !this.draining)
       : chooseOldestBatch(slots, this.options, now, !this.draining);
@@ -225,8 +225,8 @@ export class SequenceBatcher<T extends SequenceItem> {
     }
   }
 
-  private releaseIdle(): void {
-    for (const sequence of this.idle.takeExpired(this.clock.now())) {
+  private releaseIdle(now = this.clock.now()): void {
+    for (const sequence of this.idle.takeExpired(now)) {
       this.sequences.delete(sequence.key);
       this.released.push(sequence.key);
       this.vacate(sequence);

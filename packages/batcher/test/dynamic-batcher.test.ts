@@ -13,8 +13,7 @@ function item(name: string, fields: Partial<Omit<Item, 'name'>> = {}): Item {
 
 const noLimits: QueuePolicy = { timeoutAction: 'REJECT', defaultTimeoutMicroseconds: 0, allowTimeoutOverride: false, maxQueueSize: 0 };
 
-function setup(overrides: Partial<DynamicBatcherOptions> = {}) {
-  const clock = new FakeClock();
+function setup(overrides: Partial<DynamicBatcherOptions> = {}, clock = new FakeClock()) {
   const start = clock.now();
   const batcher = new DynamicBatcher<Item>(
     {
@@ -32,7 +31,11 @@ function setup(overrides: Partial<DynamicBatcherOptions> = {}) {
   const add = (...items: (string | Item)[]) => {
     for (const each of items) expect(batcher.enqueue(typeof each === 'string' ? item(each) : each)).toEqual({ queued: true });
   };
-  const next = () => batcher.nextBatch()?.map((i) => i.name);
+  /** The names in the batch nextBatch() gives, or its `{ wakeAt }` when it says to wait. */
+  const next = () => {
+    const decision = batcher.nextBatch();
+    return decision.batch ? decision.batch.map((i) => i.name) : { wakeAt: decision.wakeAt };
+  };
   return { clock, start, batcher, add, next };
 }
 
@@ -40,26 +43,25 @@ describe('DynamicBatcher: preferred batch sizes', () => {
   it('sends as soon as the queued rows reach a preferred size', () => {
     const { start, batcher, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
     add('a', 'b', 'c');
-    expect(next()).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(start + 1000);
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     add('d');
     expect(next()).toEqual(['a', 'b', 'c', 'd']);
     expect(batcher.size).toBe(0);
   });
 
   it('sends a smaller preferred size at once too', () => {
-    const { add, next } = setup({ preferredBatchSizes: [2, 6], maxQueueDelayMicroseconds: 1000 });
+    const { start, add, next } = setup({ preferredBatchSizes: [2, 6], maxQueueDelayMicroseconds: 1000 });
     add('a');
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     add('b');
     expect(next()).toEqual(['a', 'b']);
   });
 
   it('sends the largest preferred size reached, leaving the rest queued', () => {
-    const { batcher, add, next } = setup({ preferredBatchSizes: [2, 4], maxQueueDelayMicroseconds: 1000 });
+    const { start, batcher, add, next } = setup({ preferredBatchSizes: [2, 4], maxQueueDelayMicroseconds: 1000 });
     add('a', 'b', 'c', 'd', 'e');
     expect(next()).toEqual(['a', 'b', 'c', 'd']);
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     expect(batcher.size).toBe(1);
   });
 
@@ -71,21 +73,20 @@ describe('DynamicBatcher: preferred batch sizes', () => {
   });
 
   it('when rows pass the largest preferred size without hitting one, sends what came before at once', () => {
-    const { clock, batcher, start, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
+    const { clock, start, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
     add(item('a', { batchSize: 3 }), item('b', { batchSize: 3 }), item('c', { batchSize: 3 }));
     expect(next()).toEqual(['a']);
     expect(next()).toEqual(['b']);
-    expect(next()).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(start + 1000);
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     clock.advance(1000);
     expect(next()).toEqual(['c']);
   });
 
   it('with no preferred sizes, fills up to maxBatchSize at once', () => {
-    const { add, next } = setup({ maxBatchSize: 3, maxQueueDelayMicroseconds: 1000 });
+    const { start, add, next } = setup({ maxBatchSize: 3, maxQueueDelayMicroseconds: 1000 });
     add('a', 'b', 'c', 'd');
     expect(next()).toEqual(['a', 'b', 'c']);
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1000 });
   });
 
   it('with maxBatchSize 1, sends one item per batch without waiting', () => {
@@ -93,17 +94,16 @@ describe('DynamicBatcher: preferred batch sizes', () => {
     add('a', 'b');
     expect(next()).toEqual(['a']);
     expect(next()).toEqual(['b']);
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: undefined });
   });
 });
 
 describe('DynamicBatcher: queue delay', () => {
   it('with delay 0, sends whatever is queued', () => {
-    const { batcher, add, next } = setup({ preferredBatchSizes: [4] });
+    const { add, next } = setup({ preferredBatchSizes: [4] });
     add('a', 'b');
     expect(next()).toEqual(['a', 'b']);
-    expect(next()).toBeUndefined();
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: undefined });
   });
 
   it('with delay 0, still sends the preferred size first when one is reached', () => {
@@ -113,19 +113,33 @@ describe('DynamicBatcher: queue delay', () => {
     expect(next()).toEqual(['e']);
   });
 
-  it('waits until the delay since the oldest item expires, and wakeAt() says when', () => {
-    const { clock, start, batcher, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
+  it('waits until the delay since the oldest item expires, and says when', () => {
+    const { clock, start, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
     add('a');
     clock.advance(300);
     add('b');
-    expect(next()).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(start + 1000);
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     clock.advance(699);
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     clock.advance(1);
-    expect(batcher.wakeAt()).toBeUndefined();
     expect(next()).toEqual(['a', 'b']);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: undefined });
+  });
+
+  it('decides from one clock reading: when it says to wait, it names the time the batch comes (issue 18)', () => {
+    // The clock moves 1 µs on every read, so for some delay it expires between two reads of one
+    // decision: "wait" from one reading and "ready now" from the next named no time at all.
+    for (let delay = 1; delay <= 10; delay++) {
+      const { clock, add, next } = setup({ maxQueueDelayMicroseconds: delay }, new FakeClock(0, 1));
+      add('a');
+      let decision = next();
+      if (!Array.isArray(decision)) {
+        expect(decision.wakeAt, `delay ${delay}`).toBeDefined();
+        clock.advance(decision.wakeAt! - clock.now());
+        decision = next();
+      }
+      expect(decision, `delay ${delay}`).toEqual(['a']);
+    }
   });
 
   it('counts the delay from the oldest item still queued', () => {
@@ -135,35 +149,26 @@ describe('DynamicBatcher: queue delay', () => {
     clock.advance(400);
     batcher.enqueue(item('b'));
     expect(batcher.remove(a)).toBe(true);
-    expect(batcher.wakeAt()).toBe(start + 1400);
+    expect(next()).toEqual({ wakeAt: start + 1400 });
     clock.advance(600);
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1400 });
     clock.advance(400);
     expect(next()).toEqual(['b']);
   });
 
-  it('has nothing to wake for while a batch is ready and only waits for an instance', () => {
-    const { batcher, add } = setup({ preferredBatchSizes: [2], maxQueueDelayMicroseconds: 1000 });
-    add('a', 'b');
-    expect(batcher.wakeAt()).toBeUndefined();
-    expect(batcher.size).toBe(2);
-  });
-
   it('gives successive batches while instances are free', () => {
-    const { start, batcher, add, next } = setup({ maxBatchSize: 2, maxQueueDelayMicroseconds: 1000 });
+    const { start, add, next } = setup({ maxBatchSize: 2, maxQueueDelayMicroseconds: 1000 });
     add('a', 'b', 'c', 'd', 'e');
     expect(next()).toEqual(['a', 'b']);
     expect(next()).toEqual(['c', 'd']);
-    expect(next()).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(start + 1000);
+    expect(next()).toEqual({ wakeAt: start + 1000 });
   });
 
   it('flush() stops waiting for the delay', () => {
-    const { batcher, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
+    const { start, batcher, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
     add('a', 'b');
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     batcher.flush();
-    expect(batcher.wakeAt()).toBeUndefined();
     expect(next()).toEqual(['a', 'b']);
     add('c', 'd', 'e', 'f', 'g');
     expect(next()).toEqual(['c', 'd', 'e', 'f', 'g']);
@@ -188,19 +193,19 @@ describe('DynamicBatcher: batch boundaries', () => {
   });
 
   it('ends the batch at an item with another batch key, and sends it without waiting', () => {
-    const { batcher, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
+    const { start, batcher, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000 });
     add(item('a', { batchKey: 'x' }), item('b', { batchKey: 'x' }), item('c', { batchKey: 'y' }), item('d', { batchKey: 'x' }));
     expect(next()).toEqual(['a', 'b']);
     expect(next()).toEqual(['c']);
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     expect(batcher.size).toBe(1);
   });
 
   it('batches an item without a key with any key', () => {
-    const { clock, add, next } = setup({ preferredBatchSizes: [8], maxQueueDelayMicroseconds: 1000 });
+    const { clock, start, add, next } = setup({ preferredBatchSizes: [8], maxQueueDelayMicroseconds: 1000 });
     add(item('a'), item('b', { batchKey: 'x' }), item('c'), item('d', { batchKey: 'x' }), item('e', { batchKey: 'y' }));
     expect(next()).toEqual(['a', 'b', 'c', 'd']);
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     clock.advance(1000);
     expect(next()).toEqual(['e']);
   });
@@ -261,7 +266,7 @@ describe('DynamicBatcher: queue timeouts', () => {
     ...more,
   });
 
-  it('REJECT: wakeAt() includes the deadline; the expired item comes back from takeExpired() and is never batched', () => {
+  it('REJECT: the wake time includes the deadline; the expired item comes back from takeExpired() and is never batched', () => {
     const { clock, start, batcher, add, next } = setup({
       preferredBatchSizes: [4],
       maxQueueDelayMicroseconds: 1000,
@@ -270,28 +275,29 @@ describe('DynamicBatcher: queue timeouts', () => {
     add('a');
     clock.advance(100);
     add('b');
-    expect(batcher.wakeAt()).toBe(start + 500);
+    expect(next()).toEqual({ wakeAt: start + 500 });
     clock.advance(400);
     expect(batcher.size).toBe(1);
     expect(batcher.takeExpired().map((i) => i.name)).toEqual(['a']);
     expect(batcher.takeExpired()).toEqual([]);
     // The delay now counts from b, whose own deadline comes first.
-    expect(batcher.wakeAt()).toBe(start + 600);
+    expect(next()).toEqual({ wakeAt: start + 600 });
     clock.advance(100);
-    expect(next()).toBeUndefined();
+    // Passed: takeExpired() has it.
+    expect(next()).toEqual({ wakeAt: start + 600 });
     expect(batcher.takeExpired().map((i) => i.name)).toEqual(['b']);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: undefined });
   });
 
-  it('REJECT: wakeAt() stays at a passed deadline until takeExpired() collects it', () => {
+  it('REJECT: the wake time stays at a passed deadline until takeExpired() collects it', () => {
     const { clock, start, batcher, add, next } = setup({ defaultQueuePolicy: reject(500) });
     add('a', 'b');
     clock.advance(800);
     batcher.flush();
-    expect(next()).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(start + 500);
+    expect(next()).toEqual({ wakeAt: start + 500 });
+    expect(batcher.nextTimeout()).toBe(start + 500);
     expect(batcher.takeExpired().map((i) => i.name)).toEqual(['a', 'b']);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: undefined });
   });
 
   it('a refused level counts only live items: expired ones free their place', () => {
@@ -339,7 +345,7 @@ describe('DynamicBatcher: queue timeouts', () => {
       defaultQueuePolicy: reject(100, { timeoutAction: 'DELAY' }),
     });
     add('late');
-    expect(batcher.wakeAt()).toBe(start + 100);
+    expect(next()).toEqual({ wakeAt: start + 100 });
     clock.advance(100);
     add(item('other-level', { priority: 2 }), 'fresh');
     expect(batcher.takeExpired()).toEqual([]);
@@ -350,24 +356,24 @@ describe('DynamicBatcher: queue timeouts', () => {
 
 describe('DynamicBatcher: remove()', () => {
   it('takes an item out of sizes, preferred sizes and batches; false when not queued', () => {
-    const { batcher, add, next } = setup({ preferredBatchSizes: [2], maxQueueDelayMicroseconds: 1000 });
+    const { start, batcher, add, next } = setup({ preferredBatchSizes: [2], maxQueueDelayMicroseconds: 1000 });
     const a = item('a');
     add(a, 'b');
     expect(batcher.remove(a)).toBe(true);
     expect(batcher.remove(a)).toBe(false);
     expect(batcher.size).toBe(1);
-    expect(next()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: start + 1000 });
     add('c');
     expect(next()).toEqual(['b', 'c']);
     expect(batcher.remove(a)).toBe(false);
   });
 
   it('a removed item no longer expires', () => {
-    const { clock, batcher } = setup({ defaultQueuePolicy: { ...noLimits, defaultTimeoutMicroseconds: 100 } });
+    const { clock, batcher, next } = setup({ defaultQueuePolicy: { ...noLimits, defaultTimeoutMicroseconds: 100 } });
     const a = item('a');
     batcher.enqueue(a);
     batcher.remove(a);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: undefined });
     clock.advance(200);
     expect(batcher.takeExpired()).toEqual([]);
   });
@@ -375,21 +381,21 @@ describe('DynamicBatcher: remove()', () => {
 
 describe('DynamicBatcher: clear() and nextTimeout()', () => {
   it('clear() takes out every item, expired REJECT ones included, and leaves nothing to wake for', () => {
-    const { clock, batcher, add } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000, defaultQueuePolicy: { ...noLimits, defaultTimeoutMicroseconds: 100 } });
+    const { clock, batcher, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 1000, defaultQueuePolicy: { ...noLimits, defaultTimeoutMicroseconds: 100 } });
     add('a');
     clock.advance(200);
     add('b', 'c');
     expect(batcher.clear().map((i) => i.name).sort()).toEqual(['a', 'b', 'c']);
     expect(batcher.size).toBe(0);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(next()).toEqual({ wakeAt: undefined });
     expect(batcher.takeExpired()).toEqual([]);
   });
 
   it('nextTimeout() gives the earliest timeout deadline, not the queue delay', () => {
-    const { start, batcher, add } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 100, defaultQueuePolicy: { ...noLimits, defaultTimeoutMicroseconds: 500 } });
+    const { start, batcher, add, next } = setup({ preferredBatchSizes: [4], maxQueueDelayMicroseconds: 100, defaultQueuePolicy: { ...noLimits, defaultTimeoutMicroseconds: 500 } });
     expect(batcher.nextTimeout()).toBeUndefined();
     add('a');
-    expect(batcher.wakeAt()).toBe(start + 100);
+    expect(next()).toEqual({ wakeAt: start + 100 });
     expect(batcher.nextTimeout()).toBe(start + 500);
   });
 });
@@ -406,14 +412,14 @@ describe('DynamicBatcher: under load', () => {
     for (const each of items) batcher.enqueue(each);
     for (let i = 0; i < items.length; i += 2) batcher.remove(items[i]);
     const sent: Item[] = [];
-    for (let batch = batcher.nextBatch(); batch; batch = batcher.nextBatch()) {
-      sent.push(...batch);
+    for (let next = batcher.nextBatch(); next.batch; next = batcher.nextBatch()) {
+      sent.push(...next.batch);
       clock.advance(1);
     }
     expect(sent.length).toBe(50_000);
     expect(sent.every((each, i) => each === items[2 * i + 1])).toBe(true);
     expect(batcher.size).toBe(0);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(batcher.nextBatch()).toEqual({ wakeAt: undefined });
   });
 });
 

@@ -25,8 +25,7 @@ const defaults: SequenceBatcherOptions = {
   maxSequenceIdleMicroseconds: 1_000_000,
 };
 
-function setup(options: Partial<SequenceBatcherOptions> = {}) {
-  const clock = new FakeClock();
+function setup(options: Partial<SequenceBatcherOptions> = {}, clock = new FakeClock()) {
   const batcher = new SequenceBatcher<Step>({ ...defaults, ...options }, clock);
   const accept = (...items: Step[]) => {
     for (const item of items) expect(batcher.enqueue(item)).toMatchObject({ accepted: true });
@@ -39,7 +38,7 @@ const names = (batch: SequenceBatch<Step> | undefined) => batch?.items.map((item
 /** Runs instance 0's batches one after another, each completing before the next, until none is left. */
 function runAll(batcher: SequenceBatcher<Step>): (string | null)[][] {
   const seen: (string | null)[][] = [];
-  for (let batch = batcher.nextBatch(0); batch; batch = batcher.nextBatch(0)) {
+  for (let batch = batcher.nextBatch(0).batch; batch; batch = batcher.nextBatch(0).batch) {
     seen.push(names(batch)!);
     batcher.completed(batch);
   }
@@ -50,18 +49,18 @@ describe('slots', () => {
   it('spreads new sequences across instances, lowest free slot first', () => {
     const { batcher, accept } = setup({ instances: 2, slotsPerInstance: 2 });
     accept(start('a'), start('b'), start('c'));
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start', 'c:start']);
-    expect(names(batcher.nextBatch(1))).toEqual(['b:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start', 'c:start']);
+    expect(names(batcher.nextBatch(1).batch)).toEqual(['b:start']);
   });
 
   it('backlogs a sequence when every slot is taken and seats it, with its queued items, when a sequence ends', () => {
     const { batcher, accept } = setup({ slotsPerInstance: 1 });
     accept(start('a'), start('b'), step('b'), end('b'));
-    const first = batcher.nextBatch(0)!;
+    const first = batcher.nextBatch(0).batch!;
     expect(names(first)).toEqual(['a:start']);
     accept(end('a'));
     batcher.completed(first);
-    const second = batcher.nextBatch(0)!;
+    const second = batcher.nextBatch(0).batch!;
     expect(names(second)).toEqual(['a:end']);
     batcher.completed(second);
     expect(runAll(batcher)).toEqual([['b:start'], ['b:step'], ['b:end']]);
@@ -71,8 +70,8 @@ describe('slots', () => {
   it('keeps backlogged sequences in arrival order', () => {
     const { batcher, accept } = setup({ slotsPerInstance: 1 });
     accept(only('a'), start('b'), start('c'));
-    batcher.completed(batcher.nextBatch(0)!);
-    expect(names(batcher.nextBatch(0))).toEqual(['b:start']);
+    batcher.completed(batcher.nextBatch(0).batch!);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['b:start']);
   });
 });
 
@@ -80,22 +79,22 @@ describe('one item in flight per sequence', () => {
   it('sends the next item only after the previous batch completed', () => {
     const { batcher, accept } = setup();
     accept(start('a'), step('a'), end('a'));
-    const first = batcher.nextBatch(0)!;
+    const first = batcher.nextBatch(0).batch!;
     expect(names(first)).toEqual(['a:start']);
-    expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: undefined });
     expect(batcher.size).toBe(2);
     batcher.completed(first);
-    expect(names(batcher.nextBatch(0))).toEqual(['a:step']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:step']);
   });
 
   it('holds to it with the oldest strategy too', () => {
     const { batcher, accept } = setup({ strategy: 'oldest' });
     accept(start('a'), step('a'), start('b'));
-    const first = batcher.nextBatch(0)!;
+    const first = batcher.nextBatch(0).batch!;
     expect(names(first)).toEqual(['a:start', 'b:start']);
-    expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: undefined });
     batcher.completed(first);
-    expect(names(batcher.nextBatch(0))).toEqual(['a:step']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:step']);
   });
 
   it('refuses to complete an item that is not running', () => {
@@ -116,8 +115,8 @@ describe('sequence life', () => {
     const { batcher, accept } = setup();
     accept(start('a'), end('a'));
     expect(batcher.enqueue(step('a'))).toEqual({ accepted: false, reason: 'not-started' });
-    batcher.completed(batcher.nextBatch(0)!);
-    const last = batcher.nextBatch(0)!;
+    batcher.completed(batcher.nextBatch(0).batch!);
+    const last = batcher.nextBatch(0).batch!;
     expect(batcher.liveSequences).toBe(1);
     batcher.completed(last);
     expect(batcher.liveSequences).toBe(0);
@@ -128,11 +127,11 @@ describe('sequence life', () => {
     const { batcher } = setup({ slotsPerInstance: 1 });
     expect(batcher.enqueue(only('a'))).toEqual({ accepted: true, restarted: false });
     expect(batcher.enqueue(start('b'))).toEqual({ accepted: true, restarted: false });
-    const batch = batcher.nextBatch(0)!;
+    const batch = batcher.nextBatch(0).batch!;
     expect(names(batch)).toEqual(['a:only']);
     batcher.completed(batch);
     expect(batcher.liveSequences).toBe(1);
-    expect(names(batcher.nextBatch(0))).toEqual(['b:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['b:start']);
   });
 
   it('restarts a live sequence in its slot, behind its queued items', () => {
@@ -156,9 +155,9 @@ describe('sequence life', () => {
   it('sends such a follow-on sequence behind the backlog when its END frees the slot', () => {
     const { batcher, accept } = setup({ slotsPerInstance: 1 });
     accept(start('a'), end('a'), start('b'), start('a', 'a:next'));
-    batcher.completed(batcher.nextBatch(0)!);
-    batcher.completed(batcher.nextBatch(0)!);
-    expect(names(batcher.nextBatch(0))).toEqual(['b:start']);
+    batcher.completed(batcher.nextBatch(0).batch!);
+    batcher.completed(batcher.nextBatch(0).batch!);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['b:start']);
   });
 });
 
@@ -166,17 +165,17 @@ describe('direct batches', () => {
   it('fills slots without an item with null, up to the highest slot with one', () => {
     const { batcher, accept } = setup({ slotsPerInstance: 4 });
     accept(start('a'), start('b'), start('c'), start('d'));
-    batcher.completed(batcher.nextBatch(0)!);
+    batcher.completed(batcher.nextBatch(0).batch!);
     accept(step('b'), step('c'));
-    expect(names(batcher.nextBatch(0))).toEqual([null, 'b:step', 'c:step']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual([null, 'b:step', 'c:step']);
   });
 
   it('uses null for a slot whose sequence is still running', () => {
     const { batcher, accept } = setup({ instances: 1, slotsPerInstance: 2 });
     accept(start('a'));
-    const first = batcher.nextBatch(0)!;
+    const first = batcher.nextBatch(0).batch!;
     accept(step('a'), start('b'));
-    expect(names(batcher.nextBatch(0))).toEqual([null, 'b:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual([null, 'b:start']);
     batcher.completed(first);
   });
 
@@ -187,13 +186,11 @@ describe('direct batches', () => {
       maxQueueDelayMicroseconds: 100,
     });
     accept(start('a'));
-    expect(batcher.nextBatch(0)).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(100);
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 100 });
     clock.advance(40);
     accept(start('b'));
     // 2 of 4 slots ready reaches 0.5
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start', 'b:start']);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start', 'b:start']);
   });
 
   it('sends when the oldest ready item has waited the delay, not before', () => {
@@ -206,10 +203,31 @@ describe('direct batches', () => {
     clock.advance(30);
     accept(start('b'));
     clock.advance(69);
-    expect(batcher.nextBatch(0)).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(100);
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 100 });
     clock.advance(1);
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start', 'b:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start', 'b:start']);
+  });
+
+  it('decides from one clock reading: when it says to wait, it names the time the batch comes', () => {
+    // The clock moves 1 µs on every read, so for some delay it expires between two reads of one decision.
+    for (let delay = 1; delay <= 10; delay++) {
+      const { batcher, clock, accept } = setup({ minimumSlotUtilization: 1, maxQueueDelayMicroseconds: delay }, new FakeClock(0, 1));
+      accept(start('a'));
+      let next = batcher.nextBatch(0);
+      if (!next.batch) {
+        expect(next.wakeAt, `delay ${delay}`).toBeDefined();
+        clock.advance(next.wakeAt! - clock.now());
+        next = batcher.nextBatch(0);
+      }
+      expect(names(next.batch), `delay ${delay}`).toEqual(['a:start']);
+    }
+  });
+
+  it("leaves nothing behind to wake for once an instance has decided to wait (it may leave service meanwhile)", () => {
+    const { batcher, accept } = setup({ minimumSlotUtilization: 1, maxQueueDelayMicroseconds: 100 });
+    accept(start('a'));
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 100 });
+    expect(batcher.releaseAt()).toBeUndefined();
   });
 
   it('ignores the minimum utilization without a delay, and the delay without a minimum', () => {
@@ -219,7 +237,7 @@ describe('direct batches', () => {
     ]) {
       const { batcher, accept } = setup({ slotsPerInstance: 4, ...rules });
       accept(start('a'));
-      expect(names(batcher.nextBatch(0))).toEqual(['a:start']);
+      expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start']);
     }
   });
 });
@@ -230,7 +248,7 @@ describe('oldest batches', () => {
   it('takes head items of the instance sequences oldest first, without nulls, up to maxBatchSize', () => {
     const { batcher, clock, accept } = setup({ ...oldest, maxBatchSize: 2 });
     accept(start('a'), start('b'), start('c'));
-    const first = batcher.nextBatch(0)!;
+    const first = batcher.nextBatch(0).batch!;
     expect(names(first)).toEqual(['a:start', 'b:start']);
     clock.advance(10);
     accept(step('a'));
@@ -238,65 +256,63 @@ describe('oldest batches', () => {
     batcher.completed(first);
     accept(step('b'));
     // c waits since 0, a's step since its enqueue (10), b's step since now (20)
-    expect(names(batcher.nextBatch(0))).toEqual(['c:start', 'a:step']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['c:start', 'a:step']);
   });
 
   it('orders by when an item became ready: after its enqueue and the previous completion', () => {
     const { batcher, clock, accept } = setup(oldest);
     accept(start('a'), step('a'));
-    const first = batcher.nextBatch(0)!;
+    const first = batcher.nextBatch(0).batch!;
     clock.advance(10);
     accept(start('b'));
     clock.advance(10);
     batcher.completed(first);
-    expect(names(batcher.nextBatch(0))).toEqual(['b:start', 'a:step']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['b:start', 'a:step']);
   });
 
   it('sends the largest reachable preferred size at once and waits with fewer', () => {
     const { batcher, clock, accept } = setup({ ...oldest, preferredBatchSizes: [2, 3], maxQueueDelayMicroseconds: 100 });
     accept(start('a'));
-    expect(batcher.nextBatch(0)).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(100);
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 100 });
     clock.advance(10);
     accept(start('b'));
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start', 'b:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start', 'b:start']);
   });
 
   it('sends all candidates once the delay passed, even past a preferred size', () => {
     const { batcher, clock, accept } = setup({ ...oldest, preferredBatchSizes: [2, 4], maxQueueDelayMicroseconds: 100 });
     accept(start('a'), start('b'), start('c'));
     // 2 is reachable: sent at once
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start', 'b:start']);
-    expect(batcher.nextBatch(0)).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(100);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start', 'b:start']);
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 100 });
     clock.advance(99);
-    expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 100 });
     clock.advance(1);
-    expect(names(batcher.nextBatch(0))).toEqual(['c:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['c:start']);
   });
 
   it('without preferred sizes waits for maxBatchSize or the delay', () => {
     const { batcher, clock, accept } = setup({ ...oldest, maxQueueDelayMicroseconds: 50 });
     accept(start('a'), start('b'), start('c'));
-    expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 50 });
     accept(start('d'));
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start', 'b:start', 'c:start', 'd:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start', 'b:start', 'c:start', 'd:start']);
     clock.advance(50);
-    expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: undefined });
   });
 
   it('without a delay sends the best preferred size, else everything ready', () => {
     const { batcher, accept } = setup({ ...oldest, preferredBatchSizes: [2] });
     accept(start('a'), start('b'), start('c'));
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start', 'b:start']);
-    expect(names(batcher.nextBatch(0))).toEqual(['c:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start', 'b:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['c:start']);
   });
 
   it('only batches sequences seated on the instance', () => {
     const { batcher, accept } = setup({ ...oldest, instances: 2, slotsPerInstance: 1 });
     accept(start('a'), start('b'));
-    expect(names(batcher.nextBatch(1))).toEqual(['b:start']);
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start']);
+    expect(names(batcher.nextBatch(1).batch)).toEqual(['b:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start']);
   });
 });
 
@@ -308,13 +324,13 @@ describe('remove', () => {
     accept(first, second);
     expect(batcher.remove(second)).toBe(true);
     expect(batcher.size).toBe(1);
-    const batch = batcher.nextBatch(0)!;
+    const batch = batcher.nextBatch(0).batch!;
     expect(batch.items).toEqual([first]);
     expect(batcher.remove(first)).toBe(false);
     expect(batcher.remove(second)).toBe(false);
     expect(batcher.remove(step('b'))).toBe(false);
     batcher.completed(batch);
-    expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: undefined });
     expect(batcher.liveSequences).toBe(1);
     expect(batcher.enqueue(step('a'))).toEqual({ accepted: true, restarted: false });
   });
@@ -333,12 +349,12 @@ describe('clear', () => {
     const { clock, batcher, accept } = setup({ maxSequenceIdleMicroseconds: 100 });
     const running = start('a');
     accept(running, step('a'), start('b'));
-    const batch = batcher.nextBatch(0)!;
+    const batch = batcher.nextBatch(0).batch!;
     expect(names(batch)).toEqual(['a:start', 'b:start']);
     accept(step('b'));
     expect(batcher.clear().map((item) => item.name).sort()).toEqual(['a:step', 'b:step']);
     expect(batcher.size).toBe(0);
-    expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: undefined });
     batcher.completed(batch);
     clock.advance(100);
     expect(batcher.takeReleased().sort()).toEqual(['a', 'b']);
@@ -349,28 +365,26 @@ describe('drain', () => {
   it('refuses new and restarting STARTs, accepts items of live sequences, stops waiting for delays', () => {
     const { batcher, clock, accept } = setup({ slotsPerInstance: 4, minimumSlotUtilization: 1, maxQueueDelayMicroseconds: 100 });
     accept(start('a'));
-    expect(batcher.nextBatch(0)).toBeUndefined();
-    expect(batcher.wakeAt()).toBe(100);
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 100 });
     clock.advance(10);
     batcher.drain();
-    expect(batcher.wakeAt()).toBe(10);
     expect(batcher.enqueue(start('b'))).toEqual({ accepted: false, reason: 'draining' });
     expect(batcher.enqueue(start('a'))).toEqual({ accepted: false, reason: 'draining' });
-    const first = batcher.nextBatch(0)!;
+    const first = batcher.nextBatch(0).batch!;
     expect(names(first)).toEqual(['a:start']);
     accept(end('a'));
     expect(batcher.liveSequences).toBe(1);
     batcher.completed(first);
-    batcher.completed(batcher.nextBatch(0)!);
+    batcher.completed(batcher.nextBatch(0).batch!);
     expect(batcher.liveSequences).toBe(0);
   });
 
   it('sends oldest candidates without waiting', () => {
     const { batcher, accept } = setup({ strategy: 'oldest', preferredBatchSizes: [4], maxQueueDelayMicroseconds: 100 });
     accept(start('a'));
-    expect(batcher.nextBatch(0)).toBeUndefined();
+    expect(batcher.nextBatch(0)).toEqual({ wakeAt: 100 });
     batcher.drain();
-    expect(names(batcher.nextBatch(0))).toEqual(['a:start']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['a:start']);
   });
 });
 
@@ -380,33 +394,33 @@ describe('idle release', () => {
   it('releases at the deadline, not before, once', () => {
     const { batcher, clock, accept } = setup(idle);
     accept(start('a'));
-    expect(batcher.wakeAt()).toBeUndefined();
-    const batch = batcher.nextBatch(0)!;
+    expect(batcher.releaseAt()).toBeUndefined();
+    const batch = batcher.nextBatch(0).batch!;
     clock.advance(10);
     batcher.completed(batch);
-    expect(batcher.wakeAt()).toBe(110);
+    expect(batcher.releaseAt()).toBe(110);
     clock.advance(99);
     expect(batcher.takeReleased()).toEqual([]);
     expect(batcher.liveSequences).toBe(1);
     clock.advance(1);
-    expect(batcher.wakeAt()).toBe(110);
+    expect(batcher.releaseAt()).toBe(110);
     expect(batcher.takeReleased()).toEqual(['a']);
     expect(batcher.takeReleased()).toEqual([]);
     expect(batcher.liveSequences).toBe(0);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(batcher.releaseAt()).toBeUndefined();
     expect(batcher.enqueue(step('a'))).toEqual({ accepted: false, reason: 'not-started' });
   });
 
   it('restarts the idle clock on activity', () => {
     const { batcher, clock, accept } = setup(idle);
     accept(start('a'));
-    batcher.completed(batcher.nextBatch(0)!);
+    batcher.completed(batcher.nextBatch(0).batch!);
     clock.advance(90);
     accept(step('a'));
     clock.advance(50);
     expect(batcher.takeReleased()).toEqual([]);
-    batcher.completed(batcher.nextBatch(0)!);
-    expect(batcher.wakeAt()).toBe(240);
+    batcher.completed(batcher.nextBatch(0).batch!);
+    expect(batcher.releaseAt()).toBe(240);
     clock.advance(99);
     expect(batcher.takeReleased()).toEqual([]);
     clock.advance(1);
@@ -416,25 +430,25 @@ describe('idle release', () => {
   it('never releases a sequence with queued or running items', () => {
     const { batcher, clock, accept } = setup({ ...idle, slotsPerInstance: 2 });
     accept(start('a'), start('b'), step('b'));
-    const batch = batcher.nextBatch(0)!;
+    const batch = batcher.nextBatch(0).batch!;
     clock.advance(1000);
     expect(batcher.takeReleased()).toEqual([]);
-    expect(batcher.wakeAt()).toBeUndefined();
+    expect(batcher.releaseAt()).toBeUndefined();
     batcher.completed(batch);
-    expect(batcher.wakeAt()).toBe(1100);
+    expect(batcher.releaseAt()).toBe(1100);
   });
 
   it('seats the oldest backlogged sequence, with its queued items, in the released slot', () => {
     const { batcher, clock, accept } = setup(idle);
     accept(start('a'));
-    batcher.completed(batcher.nextBatch(0)!);
+    batcher.completed(batcher.nextBatch(0).batch!);
     accept(start('b'), step('b'));
     clock.advance(100);
     expect(batcher.takeReleased()).toEqual(['a']);
-    const batch = batcher.nextBatch(0)!;
+    const batch = batcher.nextBatch(0).batch!;
     expect(names(batch)).toEqual(['b:start']);
     batcher.completed(batch);
-    expect(names(batcher.nextBatch(0))).toEqual(['b:step']);
+    expect(names(batcher.nextBatch(0).batch)).toEqual(['b:step']);
   });
 
   it('releases a backlogged sequence whose items were all removed', () => {
@@ -444,20 +458,20 @@ describe('idle release', () => {
     accept(waiting);
     clock.advance(5);
     batcher.remove(waiting);
-    expect(batcher.wakeAt()).toBe(105);
+    expect(batcher.releaseAt()).toBe(105);
     clock.advance(100);
     expect(batcher.takeReleased()).toEqual(['b']);
     expect(batcher.liveSequences).toBe(1);
   });
 
-  it('reports released keys through wakeAt until they are taken', () => {
+  it('reports released keys through releaseAt until they are taken', () => {
     const { batcher, clock, accept } = setup(idle);
     accept(start('a'));
-    batcher.completed(batcher.nextBatch(0)!);
+    batcher.completed(batcher.nextBatch(0).batch!);
     clock.advance(150);
     // enqueue notices the release and refuses the stale step
     expect(batcher.enqueue(step('a'))).toEqual({ accepted: false, reason: 'not-started' });
-    expect(batcher.wakeAt()).toBe(150);
+    expect(batcher.releaseAt()).toBe(150);
     expect(batcher.takeReleased()).toEqual(['a']);
   });
 });
@@ -494,12 +508,14 @@ describe('many sequences', () => {
       let rounds = 0;
       while (batcher.liveSequences > 0) {
         expect(++rounds).toBeLessThan(100_000);
+        let wakeAt = Infinity;
         for (const instance of [0, 1]) {
           const done = running[instance];
           if (done) batcher.completed(done);
-          const batch = batcher.nextBatch(instance);
-          running[instance] = batch;
-          for (const item of batch?.items ?? []) {
+          const next = batcher.nextBatch(instance);
+          running[instance] = next.batch;
+          wakeAt = Math.min(wakeAt, next.wakeAt ?? Infinity);
+          for (const item of next.batch?.items ?? []) {
             if (!item) continue;
             const steps = seen.get(item.sequenceKey) ?? [];
             steps.push(Number(item.name.split(':')[1]));
@@ -507,9 +523,9 @@ describe('many sequences', () => {
           }
         }
         if (!running[0] && !running[1] && batcher.liveSequences > 0) {
-          const at = batcher.wakeAt();
-          expect(at).toBeDefined();
-          clock.advance(at! - clock.now());
+          const at = Math.min(wakeAt, batcher.releaseAt() ?? Infinity);
+          expect(at).toBeLessThan(Infinity);
+          clock.advance(at - clock.now());
         }
       }
       expect(batcher.size).toBe(0);

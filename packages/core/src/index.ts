@@ -28,5 +28,6 @@ export { controlInputNames } from './backend/control-inputs.js';
 export { scatterWithInputShape } from './backend/batch-outputs.js';
 export type { GatherOptions } from './backend/batch.js';
 export { consoleLogger } from './console-logger.js';
+export { isInsideDirectory, pathInside } from './model/path-inside.js';
 export type { MetricsOptions } from './observability/metrics.js';
 export type { ResponseCacheOptions } from './cache/response-cache.js';

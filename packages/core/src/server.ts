@@ -8,6 +8,7 @@ import type { ResponseCache, ResponseCacheOptions } from './cache/response-cache
 import { decodeTensors, encodeTensors } from './cache/tensor-codec.js';
 import { ServerMetrics } from './observability/metrics.js';
 import type { NormalizedModelConfig } from './config/schema.js';
+import { DEFAULT_MAX_INSTANCES_PER_MODEL } from './config/instance-limit.js';
 import { requestShape } from './config/request-shape.js';
 import { InferenceError } from './errors.js';
 import { byNameThenVersion, ModelManager } from './model/model-manager.js';
@@ -73,6 +74,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       onStateChange: (entry) => this.notify('modelStateChanged', entry),
       server: this,
       logger: options.logger ?? consoleLogger,
+      maxInstancesPerModel: options.maxInstancesPerModel ?? DEFAULT_MAX_INSTANCES_PER_MODEL,
     });
     if (mode === 'poll') {
       const changes = (this.changes = new ModelChangeTracker());
@@ -99,6 +101,10 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     }
     checkDuration('pollIntervalMs', options.pollIntervalMs);
     checkDuration('exitTimeoutMs', options.exitTimeoutMs);
+    const maxInstances = options.maxInstancesPerModel;
+    if (maxInstances !== undefined && (!Number.isSafeInteger(maxInstances) || maxInstances < 1)) {
+      throw new InferenceError('INVALID_ARG', `\`maxInstancesPerModel\` must be a positive integer, got ${String(maxInstances)}`);
+    }
     const repository = new ModelRepository(paths, { configName: options.modelConfigName });
     const server = new InferenceServer(options, mode, repository, new BackendRegistry(options.backends ?? []));
     try {

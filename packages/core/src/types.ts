@@ -31,6 +31,12 @@ export interface ServerOptions {
   readonly responseCache?: ResponseCacheOptions;
   /** Where models' log messages go (a Python model's pb_utils.Logger, say). Default: the console, without verbose messages. */
   readonly logger?: Logger;
+  /**
+   * The most instances one model version may have, all its instance groups together
+   * (a KIND_GPU group counts once per GPU): a config asking for more fails to load with
+   * INVALID_ARG before any instance starts. Default 64 (DEFAULT_MAX_INSTANCES_PER_MODEL).
+   */
+  readonly maxInstancesPerModel?: number;
 }
 
 /** Log messages at Triton's levels. */

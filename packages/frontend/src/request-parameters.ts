@@ -1,5 +1,5 @@
 import type { InferRequest } from '@tritium/core';
-import { asCount, describe, invalid } from './wire-values.js';
+import { asUint64, describe, invalid } from './wire-values.js';
 
 /** A request's parameters as either protocol carries them (JSON values, or InferParameter's oneof). */
 export type WireParameters = Readonly<Record<string, unknown>>;
@@ -37,8 +37,8 @@ export function parameterOptions(parameters: WireParameters | undefined, protoco
     else throw badParameter(name, 'must be a string, a number or a boolean', value);
   }
   if (Object.keys(passed).length > 0) options.parameters = passed;
-  if ('priority' in parameters) options.priority = count('priority', parameters.priority);
-  if ('timeout' in parameters) options.timeoutMicroseconds = count('timeout', parameters.timeout);
+  if ('priority' in parameters) options.priority = cappedUint64('priority', parameters.priority);
+  if ('timeout' in parameters) options.timeoutMicroseconds = cappedUint64('timeout', parameters.timeout);
   const id = correlationId(parameters.sequence_id);
   // Triton treats a zero (or empty) sequence id as no sequence at all.
   if (id !== undefined) {
@@ -54,18 +54,24 @@ export function reservedParameter(name: string) {
   return invalid(`parameter '${name}': parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified`);
 }
 
+/** Triton's correlation id: a uint64 (a bigint beyond 2^53) or a string. */
 function correlationId(value: unknown): number | bigint | string | undefined {
   if (value === undefined || value === 0 || value === 0n || value === '') return undefined;
   if (typeof value === 'string') return value;
-  if (typeof value === 'bigint' && value > 0n) return Number.isSafeInteger(Number(value)) ? Number(value) : value;
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
-  throw badParameter('sequence_id', 'must be a non-negative integer or a string', value);
+  const id = asUint64(value);
+  if (id === undefined) throw badParameter('sequence_id', 'must be a non-negative integer of at most 2^64-1 or a string', value);
+  return id;
 }
 
-function count(name: string, value: unknown): number {
-  const number = asCount(value);
-  if (number === undefined) throw badParameter(name, 'must be a non-negative integer', value);
-  return number;
+/**
+ * A uint64 as core takes it, a number: Triton serves a priority above the model's levels
+ * at the default one, and a timeout beyond 2^53 microseconds (285 years) never comes, so
+ * a larger value acts as 2^53-1 does.
+ */
+function cappedUint64(name: string, value: unknown): number {
+  const number = asUint64(value);
+  if (number === undefined) throw badParameter(name, 'must be a non-negative integer of at most 2^64-1', value);
+  return typeof number === 'bigint' ? Number.MAX_SAFE_INTEGER : number;
 }
 
 function flag(name: string, value: unknown): boolean {

@@ -3,7 +3,8 @@ import { classify } from './classification.js';
 import { modelFacts } from './model-facts.js';
 import type { WireParameters } from './request-parameters.js';
 import { sharedMemoryRef } from './shared-memory/shared-memory-tensors.js';
-import type { SharedMemoryRef, SystemSharedMemory } from './shared-memory/system-shared-memory.js';
+import type { RequestRegions } from './shared-memory/request-regions.js';
+import type { SharedMemoryRef } from './shared-memory/system-shared-memory.js';
 import { asCount, describe, invalid } from './wire-values.js';
 
 /** One requested output and what the client asked of it (either protocol). */
@@ -24,8 +25,11 @@ export interface DeliveredOutput {
   readonly sharedMemory?: SharedMemoryRef;
 }
 
-/** Reads an output's parameters (`classification`, `shared_memory_*`); other keys (such as `binary_data`) are the protocol's. */
-export function outputRequest(name: string, parameters: WireParameters | undefined): OutputRequest {
+/**
+ * Reads an output's parameters (`classification`, `shared_memory_*`); other keys (such as
+ * `binary_data`) are the protocol's. A region named is held for the request from here.
+ */
+export function outputRequest(name: string, parameters: WireParameters | undefined, regions: RequestRegions): OutputRequest {
   const classification = parameters?.classification;
   const count = asCount(classification);
   if (classification !== undefined && !count) {
@@ -33,6 +37,7 @@ export function outputRequest(name: string, parameters: WireParameters | undefin
   }
   const sharedMemory = sharedMemoryRef(name, 'output', parameters);
   if (count !== undefined && sharedMemory) throw invalid(`output '${name}': classification cannot be written to shared memory`);
+  if (sharedMemory) regions.hold(sharedMemory);
   return { name, classification: count, sharedMemory };
 }
 
@@ -54,13 +59,13 @@ export function plainOutputs(response: InferResponse, requested: readonly Output
 /**
  * Turns a response's outputs into what the client asked for, in the order it asked
  * (the model's order when it named none): classification applied, shared-memory
- * outputs written into their regions.
+ * outputs written into the regions the request holds.
  */
 export async function deliverOutputs(
   server: InferenceServer,
   response: InferResponse,
   requested: readonly OutputRequest[] | undefined,
-  memory: SystemSharedMemory,
+  regions: RequestRegions,
 ): Promise<DeliveredOutput[]> {
   const plain = plainOutputs(response, requested);
   if (plain) return plain;
@@ -75,7 +80,7 @@ export async function deliverOutputs(
       delivered.push({ name: request.name, tensor: classify(request.name, tensor, request.classification, maxBatchSize > 0, labels) });
     } else if (request.sharedMemory) {
       const bytes = tensorBytes(tensor);
-      memory.write(request.sharedMemory, bytes);
+      regions.write(request.sharedMemory, bytes);
       delivered.push({ name: request.name, tensor, sharedMemory: { ...request.sharedMemory, byteSize: bytes.length } });
     } else {
       delivered.push({ name: request.name, tensor });

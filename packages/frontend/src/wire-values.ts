@@ -19,6 +19,19 @@ export function asCount(value: unknown): number | undefined {
   return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 ? number : undefined;
 }
 
+const MAX_UINT64 = 2n ** 64n - 1n;
+
+/**
+ * A uint64 as Triton takes one (binary_data_size, sequence_id, priority): a count as a
+ * number, or beyond 2^53 a bigint up to 2^64-1, as JSON integers that large are read.
+ * Undefined for any other value.
+ */
+export function asUint64(value: unknown): number | bigint | undefined {
+  if (typeof value !== 'bigint') return asCount(value);
+  if (value < 0n || value > MAX_UINT64) return undefined;
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+}
+
 /** A JSON object (not an array, not null), its fields not yet checked. */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -36,6 +49,8 @@ export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
+  // A bigint is how a JSON integer beyond 2^53 (or a 64-bit wire field) arrives.
+  if (typeof value === 'bigint') return `number ${value}`;
   if (typeof value !== 'string') return `${typeof value} ${String(value)}`;
   return `the string ${JSON.stringify(value.length > SHOWN_LENGTH ? `${value.slice(0, SHOWN_LENGTH)}…` : value)}`;
 }

@@ -37,6 +37,7 @@ describe('parseCommandLine', () => {
       http: { host: '0.0.0.0', port: 8000 },
       grpc: { host: '0.0.0.0', port: 8001 },
       metrics: { host: '0.0.0.0', port: 8002 },
+      backends: { python: { interpreter: undefined, executionEnvironmentRoots: [] } },
       log: { info: true, warning: true, error: true, verbose: 0, format: 'default', file: undefined },
       ignored: [],
     });
@@ -67,6 +68,11 @@ describe('parseCommandLine', () => {
     expect(serve('--model-repository=/m', '--exit-on-error=ON').server.continueOnLoadError).toBe(false);
   });
 
+  it('maps --max-instances-per-model to the server option, left to its default when absent', () => {
+    expect(serve('--model-repository=/m', '--max-instances-per-model=200').server.maxInstancesPerModel).toBe(200);
+    expect(serve('--model-repository=/m').server.maxInstancesPerModel).toBeUndefined();
+  });
+
   it('reads services: ports, addresses, the body limit, and --allow-* turning one off', () => {
     const options = serve(
       '--model-repository=/m',
@@ -86,6 +92,15 @@ describe('parseCommandLine', () => {
     expect([off.http, off.grpc, off.metrics, off.server.metrics]).toEqual([undefined, undefined, undefined, false]);
   });
 
+  it("takes Triton's --allow-client-shm for both protocols, leaving the frontends' default (false) when absent", () => {
+    const allowed = serve('--model-repository=/m', '--allow-client-shm=true');
+    expect([allowed.http?.allowClientSharedMemory, allowed.grpc?.allowClientSharedMemory]).toEqual([true, true]);
+    const refused = serve('--model-repository=/m', '--allow-client-shm', 'off');
+    expect([refused.http?.allowClientSharedMemory, refused.grpc?.allowClientSharedMemory]).toEqual([false, false]);
+    expect(serve('--model-repository=/m').http?.allowClientSharedMemory).toBeUndefined();
+    expect(refusal('--model-repository=/m', '--allow-client-shm=maybe')).toContain("--allow-client-shm must be true or false, got 'maybe'");
+  });
+
   it('maps --metrics-config settings to core metrics options', () => {
     expect(serve('--model-repository=/m', '--metrics-config=summary_latencies=true', '--metrics-config', 'counter_latencies=false', '--metrics-config=histogram_latencies=1').server.metrics).toEqual({
       summaryLatencies: true,
@@ -99,6 +114,18 @@ describe('parseCommandLine', () => {
     expect(
       serve('--model-repository=/m', '--cache-config', 'redis,host=cache.local', '--cache-config=redis,port=6380', '--cache-config=redis,password=a=b,c', '--cache-config=redis,socket_timeout=250').server.responseCache,
     ).toEqual({ type: 'redis', host: 'cache.local', port: 6380, password: 'a=b,c', timeoutMs: 250 });
+    // Triton's socket_timeout=0 waits for ever; here it takes core's default bound.
+    expect(serve('--model-repository=/m', '--cache-config=redis,host=h', '--cache-config=redis,port=1', '--cache-config=redis,socket_timeout=0').server.responseCache).toMatchObject({ timeoutMs: undefined });
+  });
+
+  it("takes the Python backend's interpreter and environment roots from --backend-config, refusing other settings", () => {
+    const given = serve('--model-repository=/m', '--backend-config=python,interpreter=/opt/py/bin/python3', '--backend-config', 'python,execution-env-root=/opt/envs', '--backend-config=python,execution-env-root=/srv/envs');
+    expect(given.backends).toEqual({ python: { interpreter: '/opt/py/bin/python3', executionEnvironmentRoots: ['/opt/envs', '/srv/envs'] } });
+    expect(refusal('--model-repository=/m', '--backend-config=python')).toContain("--backend-config takes <backend>,<setting>=<value>, got 'python'");
+    expect(refusal('--model-repository=/m', '--backend-config=tensorflow,default-max-batch-size=4')).toContain('tritium has settings for the python backend only');
+    expect(refusal('--model-repository=/m', '--backend-config=python,shm-default-byte-size=1')).toBe(
+      '--backend-config python,shm-default-byte-size is not supported by tritium: the python backend takes interpreter and execution-env-root',
+    );
   });
 
   it('reads the logging flags', () => {
@@ -137,6 +164,7 @@ describe('parseCommandLine refuses, naming the flag or value at fault', () => {
     [['--model-repository=/m', '--exit-timeout-secs=-1'], "--exit-timeout-secs must be an integer from 0 to 2147483, got '-1'"],
     [['--model-repository=/m', '--exit-timeout-secs=1.5'], "--exit-timeout-secs must be an integer from 0 to 2147483, got '1.5'"],
     [['--model-repository=/m', '--http-max-input-size=0'], '--http-max-input-size must be an integer from 1'],
+    [['--model-repository=/m', '--max-instances-per-model=0'], '--max-instances-per-model must be an integer from 1'],
     [['--model-repository=/m', '--allow-http=yes'], "--allow-http must be true or false, got 'yes'"],
     [['--model-repository=/m', '--model-control-mode=auto'], "--model-control-mode must be one of none, poll, explicit, got 'auto'"],
     [['--model-repository=/m', '--log-format=iso'], "--log-format must be default or ISO8601, got 'iso'"],

@@ -16,19 +16,28 @@ function recordingLogger(): Logger & { lines: string[] } {
   return { lines, error: (m) => lines.push(`E ${m}`), warn: (m) => lines.push(`W ${m}`), info: (m) => lines.push(`I ${m}`), verbose: (m) => lines.push(`V ${m}`) };
 }
 
+const NO_SETTINGS = { python: { executionEnvironmentRoots: [] } };
+
 describe('installedBackends', () => {
   it('creates the official backends that are installed (both are, in this workspace)', async () => {
-    const backends = await installedBackends(recordingLogger());
+    const backends = await installedBackends(recordingLogger(), NO_SETTINGS);
     expect(backends.map((backend) => backend.name)).toEqual(['onnxruntime', 'python']);
     await Promise.all(backends.map((backend) => backend.finalize?.()));
     expect(OPTIONAL_BACKENDS.map((backend) => backend.specifier)).toEqual(['@tritium/backend-onnx', '@tritium/backend-python']);
+  });
+
+  it("hands --backend-config's settings to the backend it creates", async () => {
+    const seen: unknown[] = [];
+    const settings = { python: { interpreter: '/opt/python/bin/python3', executionEnvironmentRoots: ['/opt/envs'] } };
+    await installedBackends(recordingLogger(), settings, [{ specifier: '@tritium/backend-present', load: async (given) => (seen.push(given), { name: 'present' } as Backend) }]);
+    expect(seen).toEqual([settings]);
   });
 
   it('leaves out a backend whose package is missing, with a warning', async () => {
     const error = missingPackageError('@tritium/backend-absent');
     const logger = recordingLogger();
     const present = { name: 'present' } as Backend;
-    const backends = await installedBackends(logger, [
+    const backends = await installedBackends(logger, NO_SETTINGS, [
       { specifier: '@tritium/backend-absent', load: () => Promise.reject(Object.assign(new Error(error.message), { code: error.code })) },
       { specifier: '@tritium/backend-present', load: async () => present },
     ]);
@@ -38,7 +47,7 @@ describe('installedBackends', () => {
 
   it('fails when an installed backend cannot be imported, or misses a package of its own', async () => {
     const broken = () => Promise.reject(new Error('addon ABI mismatch'));
-    await expect(installedBackends(recordingLogger(), [{ specifier: '@tritium/backend-onnx', load: broken }])).rejects.toThrow('addon ABI mismatch');
+    await expect(installedBackends(recordingLogger(), NO_SETTINGS, [{ specifier: '@tritium/backend-onnx', load: broken }])).rejects.toThrow('addon ABI mismatch');
     const inner = missingPackageError('onnxruntime-absent');
     expect(isPackageMissing(inner, '@tritium/backend-onnx')).toBe(false);
     expect(isPackageMissing(inner, 'onnxruntime-absent')).toBe(true);

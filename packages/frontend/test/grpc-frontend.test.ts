@@ -171,9 +171,10 @@ describe('model repository', () => {
 
 describe('shared memory control', () => {
   const shm = useShmFile();
+  const ALLOW_SHM = { allowClientSharedMemory: true };
 
   it('registers, lists and unregisters system shared-memory regions, shared by every frontend of the server', async () => {
-    const client = await fx.start({ simple: SIMPLE });
+    const client = await fx.start({ simple: SIMPLE }, {}, ALLOW_SHM);
     const key = await shm.create(64);
     await client.call('SystemSharedMemoryRegister', { name: 'r', key: `/${key}`, offset: 16, byte_size: 32 });
     const region = { name: 'r', key: `/${key}`, offset: '16', byte_size: '32' };
@@ -199,7 +200,7 @@ describe('shared memory control', () => {
   });
 
   it('unregisters every region once its last frontend closes', async () => {
-    await fx.start({ simple: SIMPLE });
+    await fx.start({ simple: SIMPLE }, {}, ALLOW_SHM);
     await fx.client.call('SystemSharedMemoryRegister', { name: 'a', key: await shm.create(8), byte_size: 8 });
     await fx.frontend!.close();
     const again = await startGrpcFrontend(fx.server!, { host: '127.0.0.1', port: 0 });
@@ -213,7 +214,7 @@ describe('shared memory control', () => {
   });
 
   it('answers the CUDA shared-memory, trace and log rpcs as a Triton built without them', async () => {
-    const client = await fx.start({ simple: SIMPLE });
+    const client = await fx.start({ simple: SIMPLE }, {}, ALLOW_SHM);
     expect(await client.call('CudaSharedMemoryStatus')).toEqual({ regions: {} });
     await expectStatus(client.call('CudaSharedMemoryStatus', { name: 'g' }), status.NOT_FOUND, /'g'/);
     await expectStatus(client.call('CudaSharedMemoryRegister', { name: 'g', byte_size: 8 }), status.INVALID_ARGUMENT, /GPUs not supported/);
@@ -227,7 +228,8 @@ describe('starting and closing', () => {
   it('refuses bad options and a port in use, saying which', async () => {
     await fx.start({ simple: SIMPLE });
     await expect(startGrpcFrontend(fx.server!, { port: -1 })).rejects.toThrow(/`port` must be an integer from 0 to 65535/);
-    await expect(startGrpcFrontend(fx.server!, { port: 0, maxMessageBytes: 0 })).rejects.toThrow(/`maxMessageBytes`/);
+    await expect(startGrpcFrontend(fx.server!, { port: 0, maxReceiveMessageBytes: 0 })).rejects.toThrow(/`maxReceiveMessageBytes`/);
+    await expect(startGrpcFrontend(fx.server!, { port: 0, maxSendMessageBytes: 2 ** 31 })).rejects.toThrow(/`maxSendMessageBytes`/);
     await expect(startGrpcFrontend(fx.server!, { host: '127.0.0.1', port: fx.frontend!.port })).rejects.toThrow(/cannot listen on 127.0.0.1:\d+/);
   });
 

@@ -332,9 +332,10 @@ describe('ModelInfer BYTES element limit', () => {
 
 describe('ModelInfer with system shared memory', () => {
   const shm = useShmFile();
+  const ALLOW_SHM = { allowClientSharedMemory: true };
 
   it('reads inputs from and writes outputs to registered regions', async () => {
-    const client = await fx.start({ two: TWO });
+    const client = await fx.start({ two: TWO }, {}, ALLOW_SHM);
     const inputs = new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]);
     const inKey = await shm.create(40, new Uint8Array(inputs.buffer));
     const outKey = await shm.create(64);
@@ -367,7 +368,7 @@ describe('ModelInfer with system shared memory', () => {
   });
 
   it('refuses an output region too small for the output', async () => {
-    const client = await fx.start({ simple: SIMPLE });
+    const client = await fx.start({ simple: SIMPLE }, {}, ALLOW_SHM);
     await client.call('SystemSharedMemoryRegister', { name: 'out', key: await shm.create(8), byte_size: 8 });
     await expectStatus(
       client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4], { outputs: [{ name: 'OUTPUT0', parameters: { shared_memory_region: { string_param: 'out' }, shared_memory_byte_size: { int64_param: 8 } } }] })),

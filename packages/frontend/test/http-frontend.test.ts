@@ -7,7 +7,7 @@ import { InferenceServer } from '@tritium/core';
 import { startHttpFrontend } from '@tritium/frontend';
 import { TempRepository, testConfig } from '../../core/test/helpers/repository.js';
 import { newProbe, sleep, testBackend } from '../../core/test/helpers/test-backend.js';
-import { attachSharedMemory } from '../src/shared-memory/system-shared-memory.js';
+import { attachSharedMemory } from '../src/shared-memory/client-shared-memory.js';
 import { httpRequest, rawExchange } from './helpers/http-client.js';
 import { startHttpFixture, type HttpFixture } from './helpers/http-fixture.js';
 import { accumulateModel, addModel, repeatModel, simpleModel } from './helpers/http-models.js';
@@ -320,7 +320,7 @@ describe('HTTP frontend: starting and closing', () => {
 
   it('leaves no shared-memory registration behind when it cannot listen', async () => {
     const server = await serve();
-    const first = await startHttpFrontend(server, { host: '127.0.0.1', port: 0 });
+    const first = await startHttpFrontend(server, { host: '127.0.0.1', port: 0, allowClientSharedMemory: true });
     await expect(startHttpFrontend(server, { host: '127.0.0.1', port: first.port })).rejects.toThrow('already in use');
     const key = `/tritium-test-${randomUUID()}`;
     writeFileSync(`/dev/shm${key}`, new Uint8Array(64));
@@ -329,7 +329,7 @@ describe('HTTP frontend: starting and closing', () => {
       expect(register.status).toBe(200);
       await first.close();
       // The last frontend of the server closed: a frontend opening now starts with no regions.
-      const next = attachSharedMemory(server);
+      const next = attachSharedMemory(server, 'HTTP frontend', {}, 1024);
       expect(next.memory.status()).toEqual([]);
       next.release();
     } finally {

@@ -242,13 +242,43 @@ describe('HTTP /infer extensions', () => {
     expect(await step(3, { sequence_id: 42, sequence_end: true })).toBe(6);
   });
 
+  it('reads uint64 sequence ids exactly: 2^64-1, 2^53+1 and 2^53 are three sequences', async () => {
+    const step = async (value: number, parameters: string) => {
+      const body = `{"inputs": [${JSON.stringify(fp32('INPUT0', [value], [1, 1]))}], "outputs": [{"name": "OUTPUT0"}], "parameters": {${parameters}}}`;
+      const res = await httpRequest(fx.url, { path: '/v2/models/acc/infer', body });
+      expect(res.status, res.body.toString()).toBe(200);
+      return (JSON.parse(res.body.toString()) as InferResponseJson).outputs[0]!.data![0];
+    };
+    expect(await step(1, '"sequence_id": 18446744073709551615, "sequence_start": true')).toBe(1);
+    expect(await step(10, '"sequence_id": 9007199254740993, "sequence_start": true')).toBe(10);
+    expect(await step(100, '"sequence_id": 9007199254740992, "sequence_start": true')).toBe(100);
+    expect(await step(2, '"sequence_id": 18446744073709551615, "sequence_end": true')).toBe(3);
+    expect(await step(20, '"sequence_id": 9007199254740993, "sequence_end": true')).toBe(30);
+    expect(await step(200, '"sequence_id": 9007199254740992, "sequence_end": true')).toBe(300);
+    const tooLarge = await httpRequest(fx.url, { path: '/v2/models/acc/infer', body: `{"inputs": [${JSON.stringify(fp32('INPUT0', [1], [1, 1]))}], "parameters": {"sequence_id": 18446744073709551616}}` });
+    expect(tooLarge.status).toBe(400);
+    expect(JSON.parse(tooLarge.body.toString()).error).toBe("parameter 'sequence_id' must be a non-negative integer of at most 2^64-1 or a string, got number 18446744073709551616");
+  });
+
+  it('refuses a binary_data_size beyond 2^53 as more than the body holds, and one beyond 2^64-1 as no uint64', async () => {
+    const send = (size: string) => {
+      const json = `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "parameters": {"binary_data_size": ${size}}}]}`;
+      return httpRequest(fx.url, { path: '/v2/models/simple/infer', headers: { 'inference-header-content-length': String(json.length) }, body: Buffer.concat([Buffer.from(json), Buffer.alloc(16)]) });
+    };
+    const large = await send('18446744073709551615');
+    expect(large.status).toBe(400);
+    expect(JSON.parse(large.body.toString()).error).toBe("unexpected size for input 'INPUT0': its binary_data_size is 18446744073709551615 bytes but only 16 remain in the request body");
+    const beyond = await send('18446744073709551616');
+    expect(JSON.parse(beyond.body.toString()).error).toBe("input 'INPUT0' parameters: 'binary_data_size' must be a non-negative integer of at most 2^64-1, got number 18446744073709551616");
+  });
+
   it('passes priority, timeout and model parameters, and refuses bad ones and reserved triton_ keys', async () => {
     const inputs = [fp32('INPUT0', [1, 2, 3, 4])];
     expect((await inferJson('simple', { inputs, parameters: { priority: 1, timeout: 1_000_000, custom: 'x' } })).status).toBe(200);
     expect(fx.probe.batches.at(-1)![0]!.parameters).toEqual({ custom: 'x' });
     const bad: Array<[Record<string, unknown>, string]> = [
-      [{ priority: -1 }, "parameter 'priority' must be a non-negative integer, got number -1"],
-      [{ timeout: 'soon' }, `parameter 'timeout' must be a non-negative integer, got the string "soon"`],
+      [{ priority: -1 }, "parameter 'priority' must be a non-negative integer of at most 2^64-1, got number -1"],
+      [{ timeout: 'soon' }, `parameter 'timeout' must be a non-negative integer of at most 2^64-1, got the string "soon"`],
       [{ triton_secret: 'x' }, "parameter 'triton_secret': parameter keys starting with 'triton_' are reserved"],
       [{ sequence_start: true }, "parameters 'sequence_start' and 'sequence_end' need a non-zero 'sequence_id'"],
       [{ binary_data_output: 'yes' }, `'binary_data_output' must be a boolean`],
@@ -367,22 +397,31 @@ describe('HTTP /infer refusing what would exhaust the server', () => {
     expect(many.status).toBe(200);
   });
 
-  it('answers data, shapes and parameters nested deeper than the call stack with 400, not 500', async () => {
+  it("refuses JSON nested to Triton's limit (no value inside 100 of a tensor's arrays, nothing else 100 deep) with 400, as soon as it is met", async () => {
+    const tooDeep = 'JSON nesting depth exceeds maximum allowed limit (100)';
     const deep = nested(100_000, '1');
-    const cases: Array<[string, string, string]> = [
-      ['/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": ${deep}}]}`, "input 'INPUT0': expected 4 elements for shape [4], got 1"],
-      ['/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": ${deep}, "data": [1]}]}`, "'shape' must be an array of non-negative integers, got an array holding arrays or objects"],
-      ['/v2/models/simple/infer', `{"inputs": [${JSON.stringify(fp32('INPUT0', [1, 2, 3, 4]))}], "parameters": {"p": ${deep}}}`, "parameter 'p' must be a string, a number or a boolean, got an array"],
-      ['/v2/models/simple/infer', `{"inputs": [${JSON.stringify(fp32('INPUT0', [1, 2, 3, 4]))}], "outputs": [{"name": "OUTPUT0", "parameters": {"classification": ${deep}}}]}`, "parameter 'classification' must be a positive integer, got an array"],
-      ['/v2/models/simple/generate', `{"INPUT0": ${deep}}`, "The schema can not convert input 'INPUT0' to tensor with proper shape"],
+    const cases: Array<[string, string]> = [
+      ['/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [1], "data": ${nested(100, '1')}}]}`],
+      ['/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": ${deep}}]}`],
+      ['/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": ${deep}, "data": [1]}]}`],
+      ['/v2/models/simple/infer', `{"inputs": [${JSON.stringify(fp32('INPUT0', [1, 2, 3, 4]))}], "parameters": {"p": ${deep}}}`],
+      ['/v2/models/simple/infer', `{"inputs": [${JSON.stringify(fp32('INPUT0', [1, 2, 3, 4]))}], "outputs": [{"name": "OUTPUT0", "parameters": {"classification": ${deep}}}]}`],
+      ['/v2/models/simple/infer', `{"inputs": [${JSON.stringify(fp32('INPUT0', [1, 2, 3, 4]))}], "id": "x", "extra": ${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`],
+      ['/v2/models/simple/generate', `{"INPUT0": ${deep}}`],
+      ['/v2/repository/index', `{"ready": ${deep}}`],
     ];
-    for (const [path, body, message] of cases) {
+    for (const [path, body] of cases) {
       const res = await post(path, body);
-      expect(res.status, message).toBe(400);
-      expect(JSON.parse(res.body.toString()).error).toContain(message);
+      expect(res.status, body.slice(0, 120)).toBe(400);
+      expect(JSON.parse(res.body.toString()).error).toMatch(new RegExp(`^failed to parse the .* JSON: ${tooDeep.replace(/[()]/g, '\\$&')} at byte \\d+$`));
     }
-    const flattened = await post('/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [${nested(50_000, '1, 2')}, [3, [4]]]}]}`);
+    // Triton's boundary: a value inside 99 arrays is read, flattened in row-major order.
+    const flattened = await post('/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4], "data": [${nested(98, '1, 2')}, [3, [4]]]}]}`);
+    expect(flattened.status, flattened.body.toString()).toBe(200);
     expect(JSON.parse(flattened.body.toString()).outputs[0].data).toEqual([1, 2, 3, 4]);
+    // The refusal comes as the nesting is met: what follows it is never read.
+    const early = await post('/v2/models/simple/infer', `{"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [1], "data": ${nested(100, '1')}}], "rest": [${'1,'.repeat(100_000)}`);
+    expect(JSON.parse(early.body.toString()).error).toContain(`${tooDeep} at byte`);
     expect(await rawExchange(fx.url, 'GET /v2/health/live HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 OK/);
   });
 });

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeSync, ftruncateSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startHttpFrontend } from '@tritium/frontend';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from './helpers/http-fixture.js';
 import { addModel, simpleModel } from './helpers/http-models.js';
 
@@ -10,7 +13,7 @@ const key = `/tritium-http-test-${randomUUID()}`;
 const file = `/dev/shm${key}`;
 
 beforeAll(async () => {
-  fx = await startHttpFixture({ simple: simpleModel, add: addModel });
+  fx = await startHttpFixture({ simple: simpleModel, add: addModel }, { frontend: { allowClientSharedMemory: true } });
   writeFileSync(file, Buffer.alloc(64));
 });
 afterAll(async () => {
@@ -112,6 +115,105 @@ describe('HTTP system shared-memory extension', () => {
     });
     expect(await errorOf(small)).toBe("shared memory region 'twice': the output needs 16 bytes, only 8 were given");
     await post('/v2/systemsharedmemory/unregister');
+  });
+});
+
+describe('HTTP system shared memory, against a hostile client', () => {
+  const made: string[] = [];
+  /** A new key in /dev/shm and its path, removed after the test. */
+  const newKey = () => {
+    const key = `/tritium-http-test-${randomUUID()}`;
+    made.push(`/dev/shm${key}`);
+    return { key, path: `/dev/shm${key}` };
+  };
+  afterEach(async () => {
+    await post('/v2/systemsharedmemory/unregister');
+    for (const path of made.splice(0)) rmSync(path, { recursive: true, force: true });
+  });
+
+  it('refuses to register or unregister regions unless allowed (--allow-client-shm), and still reports them', async () => {
+    const plain = await startHttpFrontend(fx.server, { host: '127.0.0.1', port: 0 });
+    try {
+      const url = `http://127.0.0.1:${plain.port}`;
+      const disabled = "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
+      for (const path of ['/v2/systemsharedmemory/region/r/register', '/v2/systemsharedmemory/unregister', '/v2/cudasharedmemory/region/g/register', '/v2/cudasharedmemory/unregister']) {
+        const res = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify({ key, byte_size: 8 }) });
+        expect(res.status, path).toBe(501);
+        expect(await errorOf(res)).toBe(disabled);
+      }
+      expect(await (await fetch(`${url}/v2/systemsharedmemory/status`)).json()).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('refuses a key that is a symbolic link, reading nothing through it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tritium-shm-victim-'));
+    made.push(dir);
+    writeFileSync(join(dir, 'secret'), 'root:x:0:0');
+    const { key: link, path } = newKey();
+    symlinkSync(join(dir, 'secret'), path);
+    const res = await post('/v2/systemsharedmemory/region/evil/register', { key: link, byte_size: 4 });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toContain('it is a symbolic link');
+  });
+
+  it('refuses an input whose region byte size does not fit its shape, without reading the region', async () => {
+    const gib = 2 ** 30;
+    const { key: big, path } = newKey();
+    const fd = openSync(path, 'w');
+    ftruncateSync(fd, gib);
+    closeSync(fd);
+    expect((await post('/v2/systemsharedmemory/region/big/register', { key: big, byte_size: gib })).status).toBe(200);
+    const rss = process.memoryUsage().rss;
+    const started = performance.now();
+    const res = await post('/v2/models/simple/infer', {
+      inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], parameters: { shared_memory_region: 'big', shared_memory_byte_size: gib } }],
+    });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toBe("input 'INPUT0': shared_memory_byte_size 1073741824 does not match FP32 of shape [4], which needs 16 bytes");
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(process.memoryUsage().rss - rss).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('holds no file descriptor per registered region, and refuses regions beyond maxSharedMemoryRegions', async () => {
+    const descriptors = () => readdirSync('/proc/self/fd').length;
+    const before = descriptors();
+    for (let i = 0; i < 200; i++) {
+      expect((await post(`/v2/systemsharedmemory/region/r${i}/register`, { key, byte_size: 8 })).status).toBe(200);
+    }
+    // Connections come and go; 200 descriptors held would show.
+    expect(descriptors() - before).toBeLessThan(20);
+
+    const capped = await startHttpFrontend(fx.server, { host: '127.0.0.1', port: 0, allowClientSharedMemory: true, maxSharedMemoryRegions: 201 });
+    try {
+      const register = (name: string) => fetch(`http://127.0.0.1:${capped.port}/v2/systemsharedmemory/region/${name}/register`, { method: 'POST', body: JSON.stringify({ key, byte_size: 8 }) });
+      expect((await register('last')).status).toBe(200);
+      const over = await register('over');
+      expect(over.status).toBe(400);
+      expect(await errorOf(over)).toBe("unable to register shared memory region 'over': the server holds 201 regions, its limit (maxSharedMemoryRegions 201); unregister some first");
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('keeps the region a request uses when it is unregistered and its name registered on another key meanwhile', async () => {
+    const first = newKey();
+    const second = newKey();
+    writeFileSync(first.path, new Uint8Array(16));
+    writeFileSync(second.path, new Uint8Array(16));
+    expect((await post('/v2/systemsharedmemory/region/out/register', { key: first.key, byte_size: 16 })).status).toBe(200);
+    const answer = post('/v2/models/simple/infer', {
+      inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }],
+      outputs: [{ name: 'OUTPUT0', parameters: { shared_memory_region: 'out', shared_memory_byte_size: 16 } }],
+      parameters: { delay_ms: 300 },
+    });
+    await expect.poll(() => fx.probe.running, { timeout: 5000 }).toBe(1);
+    expect((await post('/v2/systemsharedmemory/region/out/unregister')).status).toBe(200);
+    expect((await post('/v2/systemsharedmemory/region/out/register', { key: second.key, byte_size: 16 })).status).toBe(200);
+    expect((await answer).status).toBe(200);
+    expect(Array.from(new Float32Array(Uint8Array.from(readFileSync(first.path)).buffer))).toEqual([1, 2, 3, 4]);
+    expect(Array.from(readFileSync(second.path))).toEqual(new Array(16).fill(0));
   });
 });
 

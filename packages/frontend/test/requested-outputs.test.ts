@@ -10,9 +10,11 @@ import { SystemSharedMemory } from '../src/shared-memory/system-shared-memory.js
 
 const fx = useServerFixture();
 const memory = new SystemSharedMemory();
+const regions = memory.forRequest(1024);
 const key = `/tritium-test-${randomUUID()}`;
 
 afterEach(() => {
+  regions.release();
   memory.unregister();
   rmSync(`/dev/shm${key}`, { force: true });
 });
@@ -32,32 +34,32 @@ describe('outputRequest and deliverOutputs', () => {
     await writeFile(join(fx.repo!.path, 'm', 'labels.txt'), 'low\nmid\nhigh\n');
     writeFileSync(`/dev/shm${key}`, new Uint8Array(32));
     memory.register('out', key, 0, 32);
-    const requested = [outputRequest('OUTPUT1', { shared_memory_region: 'out', shared_memory_byte_size: 16, shared_memory_offset: 4 }), outputRequest('OUTPUT0', { classification: 2 })];
+    const requested = [outputRequest('OUTPUT1', { shared_memory_region: 'out', shared_memory_byte_size: 16, shared_memory_offset: 4 }, regions), outputRequest('OUTPUT0', { classification: 2 }, regions)];
     const response = await server.infer('m', { inputs, outputs: requested.map((r) => r.name) });
-    const delivered = await deliverOutputs(server, response, requested, memory);
+    const delivered = await deliverOutputs(server, response, requested, regions);
     expect(delivered.map((d) => d.name)).toEqual(['OUTPUT1', 'OUTPUT0']);
     expect(delivered[0]!.sharedMemory).toEqual({ region: 'out', offset: 4, byteSize: 12 });
-    expect(Array.from(new Float32Array(memory.read({ region: 'out', offset: 4, byteSize: 12 }).slice().buffer))).toEqual([1, 2, 3]);
+    expect(Array.from(new Float32Array(regions.read({ region: 'out', offset: 4, byteSize: 12 }).slice().buffer))).toEqual([1, 2, 3]);
     expect(delivered[1]!.tensor).toEqual({ datatype: 'BYTES', shape: [1, 2], data: ['0.500000:1:mid', '0.300000:2:high'] });
   });
 
   it("hands the model's outputs through as they are when nothing special is asked, without waiting", async () => {
     const server = await fx.start({ m: { config: batched } });
     const response = await server.infer('m', { inputs });
-    const asked = [outputRequest('OUTPUT0', { binary_data: true })];
-    const delivered = await deliverOutputs(server, response, asked, memory);
+    const asked = [outputRequest('OUTPUT0', { binary_data: true }, regions)];
+    const delivered = await deliverOutputs(server, response, asked, regions);
     expect(delivered.map((d) => [d.name, d.tensor])).toEqual(Object.entries(response.outputs));
     expect(plainOutputs(response, asked)).toEqual(delivered);
-    expect(plainOutputs(response, [outputRequest('OUTPUT0', { classification: 1 })])).toBeUndefined();
+    expect(plainOutputs(response, [outputRequest('OUTPUT0', { classification: 1 }, regions)])).toBeUndefined();
   });
 
   it("reads a model's batching and labels once, not per classified response", async () => {
     const server = await fx.start({ m: { config: batched } });
     await writeFile(join(fx.repo!.path, 'm', 'labels.txt'), 'low\nmid\nhigh\n');
     const configs = vi.spyOn(server, 'modelConfig');
-    const requested = [outputRequest('OUTPUT0', { classification: 1 })];
+    const requested = [outputRequest('OUTPUT0', { classification: 1 }, regions)];
     for (let i = 0; i < 5; i++) {
-      const delivered = await deliverOutputs(server, await server.infer('m', { inputs }), requested, memory);
+      const delivered = await deliverOutputs(server, await server.infer('m', { inputs }), requested, regions);
       expect(delivered[0]!.tensor.data).toEqual(['0.500000:1:mid']);
       // The loaded model's labels stay those read first.
       await writeFile(join(fx.repo!.path, 'm', 'labels.txt'), 'changed\n');
@@ -72,6 +74,6 @@ describe('outputRequest and deliverOutputs', () => {
     [{ shared_memory_region: 'r', shared_memory_byte_size: -1 }, /parameter 'shared_memory_byte_size' must be a non-negative integer, got number -1/],
     [{ shared_memory_region: 'r', shared_memory_byte_size: 4, classification: 1 }, /classification cannot be written to shared memory/],
   ])('refuses output parameters %j', (parameters, message) => {
-    expect(() => outputRequest('O', parameters)).toThrow(message);
+    expect(() => outputRequest('O', parameters, regions)).toThrow(message);
   });
 });

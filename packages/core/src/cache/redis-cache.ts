@@ -1,58 +1,71 @@
 import { Redis } from 'ioredis';
+import { InferenceError } from '../errors.js';
 import type { Logger } from '../types.js';
-import type { ResponseCache } from './response-cache.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+import type { ResponseCache, ResponseCacheOptions } from './response-cache.js';
 
 /** Keys in Redis are prefixed, so Tritium's entries stand apart from the rest of a shared Redis. */
 const PREFIX = 'tritium:response:';
 
 /**
+ * How long one Redis call may take by default. A healthy Redis answers a GET in well under a
+ * millisecond on the same host or network, so 20 ms leaves room for a slow moment and a
+ * response of a few MB, yet a Redis that does not answer costs one request only 20 ms.
+ */
+const DEFAULT_REDIS_TIMEOUT_MS = 20;
+
+/** After a failure, Redis is left alone this long; then one call probes it. */
+const REDIS_RETRY_AFTER_MS = 1000;
+
+type RedisCacheOptions = Omit<Extract<ResponseCacheOptions, { type: 'redis' }>, 'type'>;
+
+/**
  * A response cache in Redis (ioredis), shared by every process that points at it. A
- * failure (Redis down, a call past `timeoutMs`) is a miss, never a failed request; it is
- * logged once per outage, and once more when Redis answers again.
+ * failure (Redis down, a call past `timeoutMs`) is a miss, or a skipped insertion, never a
+ * failed or slowed request: after one, a circuit breaker keeps calls away from Redis for
+ * REDIS_RETRY_AFTER_MS, then lets one through to probe it. The outage is logged once, and
+ * once more when Redis answers again.
  */
 export class RedisCache implements ResponseCache {
   private readonly redis: Redis;
-  private failing = false;
+  private readonly breaker: CircuitBreaker;
 
   constructor(
-    private readonly options: { host?: string; port?: number; password?: string; timeoutMs?: number; ttlSeconds?: number },
-    private readonly logger: Logger,
+    private readonly options: RedisCacheOptions,
+    logger: Logger,
   ) {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
+      throw new InferenceError('INVALID_ARG', `responseCache.timeoutMs must be a whole number of milliseconds, at least 1, got ${timeoutMs}`);
+    }
+    this.breaker = new CircuitBreaker(REDIS_RETRY_AFTER_MS, {
+      opened: (error) => logger.warn(`response cache: Redis at ${this.where} failed (${error.message}); requests are served uncached, Redis is tried again every ${REDIS_RETRY_AFTER_MS} ms`),
+      closed: () => logger.info(`response cache: Redis at ${this.where} answers again`),
+    });
     this.redis = new Redis({
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 6379,
       password: options.password,
-      commandTimeout: options.timeoutMs ?? 100,
+      // Every call settles within this, answered or not (a stopped Redis keeps its connection open).
+      commandTimeout: timeoutMs,
       // While Redis is away, calls fail at once (a miss) instead of queueing behind the reconnection.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     });
-    this.redis.on('error', (error: Error) => this.failed(error));
-    this.redis.on('ready', () => {
-      if (!this.failing) return;
-      this.failing = false;
-      this.logger.info(`response cache: Redis at ${this.where} answers again`);
-    });
+    this.redis.on('error', (error: Error) => this.breaker.failed(error));
+    // Connected and answering its ready check: no need to wait for a probe.
+    this.redis.on('ready', () => this.breaker.succeeded());
   }
 
-  async get(key: string): Promise<Uint8Array | undefined> {
-    try {
-      return (await this.redis.getBuffer(PREFIX + key)) ?? undefined;
-    } catch (error) {
-      this.failed(error as Error);
-      return undefined;
-    }
+  get(key: string): Promise<Uint8Array | undefined> {
+    return this.call(async () => (await this.redis.getBuffer(PREFIX + key)) ?? undefined);
   }
 
   async set(key: string, value: Uint8Array): Promise<void> {
-    try {
-      const buffer = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-      if (this.options.ttlSeconds) await this.redis.set(PREFIX + key, buffer, 'EX', this.options.ttlSeconds);
-      else await this.redis.set(PREFIX + key, buffer);
-    } catch (error) {
-      this.failed(error as Error);
-    }
+    const buffer = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    const ttl = this.options.ttlSeconds;
+    await this.call(() => (ttl ? this.redis.set(PREFIX + key, buffer, 'EX', ttl) : this.redis.set(PREFIX + key, buffer)));
   }
 
   async close(): Promise<void> {
@@ -63,9 +76,16 @@ export class RedisCache implements ResponseCache {
     return `${this.options.host ?? '127.0.0.1'}:${this.options.port ?? 6379}`;
   }
 
-  private failed(error: Error): void {
-    if (this.failing) return;
-    this.failing = true;
-    this.logger.warn(`response cache: Redis at ${this.where} failed (${error.message}); requests are served uncached until it answers again`);
+  /** `call`'s result, or undefined when it fails or the breaker keeps it from Redis. */
+  private async call<T>(call: () => Promise<T>): Promise<T | undefined> {
+    if (!this.breaker.admits()) return undefined;
+    try {
+      const result = await call();
+      this.breaker.succeeded();
+      return result;
+    } catch (error) {
+      this.breaker.failed(error as Error);
+      return undefined;
+    }
   }
 }

@@ -21,7 +21,11 @@ export type ResponseCacheOptions =
       readonly host?: string;
       readonly port?: number;
       readonly password?: string;
-      /** How long one Redis call may take before it counts as a miss. Default 100 ms. */
+      /**
+       * How long one Redis call may take before it counts as a miss (or a skipped insertion),
+       * in whole milliseconds, at least 1. Default 20 ms. After a failure Redis is left alone
+       * for 1 s, then probed by one call.
+       */
       readonly timeoutMs?: number;
       /** Seconds an entry lives in Redis; default none. */
       readonly ttlSeconds?: number;

@@ -6,7 +6,8 @@
 export { parseModelConfig } from './text-format.js';
 export { printModelConfig } from './text-format-printer.js';
 export { normalizeModelConfig } from './normalize.js';
-export { validateModelConfig } from './validate.js';
+export { validateModelConfig, type ValidationLimits } from './validate.js';
+export { DEFAULT_MAX_INSTANCES_PER_MODEL } from './instance-limit.js';
 export { withDefaultBatcher } from './default-batcher.js';
 export { booleanParameter, integerParameter, invalidParameter, modelParameter } from './parameters.js';
 export { modelConfigToJson, type JsonValue } from './json.js';

@@ -1,4 +1,6 @@
 import { InferenceError } from '../errors.js';
+import { validateFileNames } from './file-names.js';
+import { checkInstanceCount, DEFAULT_MAX_INSTANCES_PER_MODEL } from './instance-limit.js';
 import { modelConfigError } from './model-error.js';
 import { normalizeModelConfig } from './normalize.js';
 import { ENSEMBLE_PLATFORM, KNOWN_PLATFORMS, TENSORRT_PLATFORM, platformsOfBackend } from './platforms.js';
@@ -45,8 +47,14 @@ function validateModelMetrics(config: NormalizedModelConfig, fail: Fail): void {
   });
 }
 
-/** Instance groups as the config alone can check them; whether there are GPUs for KIND_GPU is the backend's to say, at load. */
-function validateInstanceGroups(config: NormalizedModelConfig, fail: Fail): void {
+/**
+ * Instance groups as the config alone can check them; whether there are GPUs for
+ * KIND_GPU is the backend's to say, at load. A group counts `count` instances on each
+ * GPU it lists (model-instances.ts checks the limit again once the GPUs are known).
+ */
+function validateInstanceGroups(config: NormalizedModelConfig, maxInstances: number, fail: Fail): void {
+  const counts = config.instance_group.map((group) => ({ name: group.name, instances: group.count * Math.max(1, group.gpus.length) }));
+  checkInstanceCount(config.name, counts, maxInstances);
   for (const group of config.instance_group) {
     const where = `instance group ${group.name}`;
     if (group.kind !== 'KIND_GPU' && group.gpus.length > 0) fail(`${where} has kind ${group.kind} but specifies 'gpus' [${group.gpus.join(', ')}]`);
@@ -60,11 +68,17 @@ function validateInstanceGroups(config: NormalizedModelConfig, fail: Fail): void
   }
 }
 
+export interface ValidationLimits {
+  /** The most instances the model's instance groups may ask for together. Default DEFAULT_MAX_INSTANCES_PER_MODEL (64). */
+  readonly maxInstancesPerModel?: number;
+}
+
 /**
- * Normalizes the configuration and checks it against Triton's rules. Returns the
- * normalized config, or throws INVALID_ARG naming the model and the field at fault.
+ * Normalizes the configuration and checks it against Triton's rules, and Tritium's own:
+ * file names stay inside the model's directories, instance counts under the limit.
+ * Returns the normalized config, or throws INVALID_ARG naming the model and the field at fault.
  */
-export function validateModelConfig(config: ModelConfig): NormalizedModelConfig {
+export function validateModelConfig(config: ModelConfig, limits: ValidationLimits = {}): NormalizedModelConfig {
   const normalized = normalizeModelConfig(config);
   if (!normalized.name) throw new InferenceError('INVALID_ARG', `model configuration must specify 'name'`);
   const fail: Fail = (message) => {
@@ -85,7 +99,8 @@ export function validateModelConfig(config: ModelConfig): NormalizedModelConfig 
     fail(`'response_cache' does not support decoupled models (model_transaction_policy.decoupled) yet; disable the response cache`);
   }
   validateModelMetrics(normalized, fail);
-  validateInstanceGroups(normalized, fail);
+  validateInstanceGroups(normalized, limits.maxInstancesPerModel ?? DEFAULT_MAX_INSTANCES_PER_MODEL, fail);
   validateModelIO(normalized, fail);
+  validateFileNames(normalized, fail);
   return normalized;
 }

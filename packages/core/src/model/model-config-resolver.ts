@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Backend, ModelFiles } from '../backend/backend.js';
 import type { BackendRegistry } from '../backend/registry.js';
-import { parseModelConfig, validateModelConfig } from '../config/index.js';
+import { parseModelConfig, validateModelConfig, type ValidationLimits } from '../config/index.js';
 import { modelConfigError } from '../config/model-error.js';
 import { completeBackendFields, ENSEMBLE_PLATFORM, type BackendFields } from '../config/platforms.js';
 import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
@@ -10,6 +10,7 @@ import { InferenceError } from '../errors.js';
 import { readConfigText, type ModelSource } from '../repository/model-repository.js';
 import { selectVersions } from '../repository/version-policy.js';
 import { ENSEMBLE_BACKEND } from '../scheduling/ensemble-scheduler.js';
+import { pathInside } from './path-inside.js';
 
 export interface ResolvedModel {
   readonly config: NormalizedModelConfig;
@@ -24,12 +25,14 @@ export interface ResolvedModel {
  * Turns a model directory (and an optional config override) into a validated config,
  * the backend that serves it and the versions to load: read/parse the config, pick the
  * backend (from `backend`/`platform`, or from the model file when there is no config),
- * let the backend auto-complete, then normalize and validate.
+ * let the backend auto-complete, then normalize and validate. The model file must lie
+ * inside its version directory (a config override comes from a client).
  */
 export async function resolveModel(
   source: ModelSource,
   override: ModelConfig | string | undefined,
   registry: BackendRegistry,
+  limits: ValidationLimits,
 ): Promise<ResolvedModel> {
   let config = await readConfig(source, override);
   if (config.name && config.name !== source.name) {
@@ -43,8 +46,8 @@ export async function resolveModel(
   }
   // An ensemble has no backend of its own: its scheduler runs the steps' models.
   if (config.platform === ENSEMBLE_PLATFORM) {
-    const files = selection.versions.map((version) => modelFiles(source, '', version));
-    return { config: validateModelConfig(config), backend: ENSEMBLE_BACKEND, versions: files, missingVersions: selection.missing };
+    const files = await Promise.all(selection.versions.map((version) => modelFiles(source, '', version)));
+    return { config: validateModelConfig(config, limits), backend: ENSEMBLE_BACKEND, versions: files, missingVersions: selection.missing };
   }
   const backendName = await chooseBackend(config, source, selection.versions, registry);
   const backend = await registry.get(backendName).catch((error: InferenceError) => {
@@ -58,7 +61,7 @@ export async function resolveModel(
     backend.defaultModelFilename ||
     frameworkFields(config).default_model_filename ||
     '';
-  const files = selection.versions.map((version) => modelFiles(source, filename, version));
+  const files = await Promise.all(selection.versions.map((version) => modelFiles(source, filename, version)));
   if (backend.autoCompleteConfig) {
     try {
       config = await backend.autoCompleteConfig(config, files[files.length - 1]!);
@@ -66,7 +69,7 @@ export async function resolveModel(
       throw InferenceError.from(error, 'INVALID_ARG', `model '${source.name}': auto-complete`);
     }
   }
-  return { config: validateModelConfig(config), backend, versions: files, missingVersions: selection.missing };
+  return { config: validateModelConfig(config, limits), backend, versions: files, missingVersions: selection.missing };
 }
 
 async function readConfig(source: ModelSource, override: ModelConfig | string | undefined): Promise<ModelConfig> {
@@ -76,9 +79,10 @@ async function readConfig(source: ModelSource, override: ModelConfig | string | 
   return parseModelConfig(await readConfigText(source.configPath), source.configPath);
 }
 
-function modelFiles(source: ModelSource, filename: string, version: number): ModelFiles {
+async function modelFiles(source: ModelSource, filename: string, version: number): Promise<ModelFiles> {
   const versionDirectory = join(source.directory, String(version));
-  return { modelDirectory: source.directory, versionDirectory, modelPath: join(versionDirectory, filename), version };
+  const modelPath = filename ? await pathInside(versionDirectory, filename, `model '${source.name}': default_model_filename`) : versionDirectory;
+  return { modelDirectory: source.directory, versionDirectory, modelPath, version };
 }
 
 /**

@@ -1,17 +1,23 @@
 import type { Backend, InstanceContext, ModelContext } from '../backend/backend.js';
+import { checkInstanceCount } from '../config/instance-limit.js';
 import { InferenceError } from '../errors.js';
 
 /**
  * Every instance of every instance group, as Triton makes them: `count` per group, and
  * for KIND_GPU `count` on each of the group's GPUs (every GPU the backend finds when the
  * group lists none). Names are the group's, suffixed `_<index>` when the group has
- * several per device. GPU groups need a backend that runs on GPUs (`gpuCount`).
+ * several per device. GPU groups need a backend that runs on GPUs (`gpuCount`). More
+ * than `maxInstances` in all is INVALID_ARG, checked before any instance is listed.
  */
-export function modelInstances(backend: Backend, context: ModelContext): Omit<InstanceContext, 'health'>[] {
-  return context.config.instance_group.flatMap((group) => {
+export function modelInstances(backend: Backend, context: ModelContext, maxInstances: number): Omit<InstanceContext, 'health'>[] {
+  const groups = context.config.instance_group.map((group) => ({
+    group,
+    devices: group.kind === 'KIND_GPU' ? gpusOf(backend, context.name, group.name, group.gpus) : [undefined],
+  }));
+  checkInstanceCount(context.name, groups.map(({ group, devices }) => ({ name: group.name, instances: group.count * devices.length })), maxInstances);
+  return groups.flatMap(({ group, devices }) => {
     const names = Array.from({ length: group.count }, (_, i) => (group.count > 1 ? `${group.name}_${i}` : group.name));
-    if (group.kind !== 'KIND_GPU') return names.map((name) => ({ name, kind: group.kind }));
-    return gpusOf(backend, context.name, group.name, group.gpus).flatMap((deviceId) => names.map((name) => ({ name, kind: group.kind, deviceId })));
+    return devices.flatMap((deviceId) => names.map((name) => (deviceId === undefined ? { name, kind: group.kind } : { name, kind: group.kind, deviceId })));
   });
 }
 

@@ -41,6 +41,8 @@ export interface ModelManagerOptions {
   readonly observerFor?: (model: string, version: number) => LatencyObserver | undefined;
   /** The server's response cache, for models whose config enables response_cache. */
   readonly responseCache?: ResponseCache;
+  /** The most instances one model version may have (ServerOptions.maxInstancesPerModel). */
+  readonly maxInstancesPerModel: number;
 }
 
 /**
@@ -242,7 +244,7 @@ export class ModelManager {
   private async loadNow(model: ManagedModel, source: ModelSource, override?: ModelConfig | string): Promise<void> {
     let resolved;
     try {
-      resolved = await resolveModel(source, override, this.registry);
+      resolved = await resolveModel(source, override, this.registry, { maxInstancesPerModel: this.options.maxInstancesPerModel });
     } catch (error) {
       const failure = InferenceError.from(error, 'UNAVAILABLE');
       this.recordModelFailure(model, failure);
@@ -264,6 +266,7 @@ export class ModelManager {
       resolved.versions.map((files) => ServedModelVersion.load(
           resolved.backend,
           { ...files, name: source.name, config: resolved.config, server: this.options.server, logger: this.options.logger },
+          this.options.maxInstancesPerModel,
           this.options.observerFor?.(source.name, files.version),
         )),
     );

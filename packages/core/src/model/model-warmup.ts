@@ -9,6 +9,7 @@ import { createTensorData } from '../tensor/data.js';
 import { dataTypeFromConfig, type TypedTensorData } from '../tensor/datatype.js';
 import { elementCount, shapeToString } from '../tensor/shape.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { pathInside } from './path-inside.js';
 
 /** Where `input_data_file` names its files: `<model>/warmup/`, as in Triton. */
 const WARMUP_DIRECTORY = 'warmup';
@@ -60,7 +61,7 @@ async function warmupTensor(context: ModelContext, config: NormalizedModelConfig
     return { datatype, shape, data };
   }
   if (!input.input_data_file) throw fail('has no data: set zero_data, random_data or input_data_file');
-  const path = join(context.modelDirectory, WARMUP_DIRECTORY, input.input_data_file);
+  const path = await pathInside(join(context.modelDirectory, WARMUP_DIRECTORY), input.input_data_file, `model '${context.name}': ${where}: input_data_file`);
   const bytes = await readFile(path).catch((error: Error) => {
     throw fail(`cannot read ${path}: ${error.message}`);
   });

@@ -15,7 +15,15 @@ import { schedulerFor } from '../scheduling/scheduler-for.js';
 import { modelInstances } from './model-instances.js';
 import { warmUp, warmupSamples } from './model-warmup.js';
 import { RequestValidator } from './request-validator.js';
+import { runBounded } from './run-bounded.js';
 import { withTimeout } from './with-timeout.js';
+
+/**
+ * How many instances of one version are created (and then warmed) at once: creating one
+ * starts a process or a thread and loads the model, so a large instance group starts a
+ * few at a time instead of all together.
+ */
+const INSTANCES_STARTED_AT_ONCE = 8;
 
 /**
  * One loaded model version: its backend model, instances, scheduler, the door check
@@ -59,13 +67,16 @@ export class ServedModelVersion {
   /** Set when the config enables response_cache and the server has a cache. */
   cache: ResponseCache | undefined;
 
-  /** Creates the backend model and every instance of every instance group; `observer` takes per-request latencies for metrics. */
-  static async load(backend: Backend, context: ModelContext, observer?: LatencyObserver): Promise<ServedModelVersion> {
+  /**
+   * Creates the backend model and every instance of every instance group (at most
+   * `maxInstances`, a few at a time); `observer` takes per-request latencies for metrics.
+   */
+  static async load(backend: Backend, context: ModelContext, maxInstances: number, observer?: LatencyObserver): Promise<ServedModelVersion> {
     const started = performance.now();
     const where = `model '${context.name}' version ${context.version}`;
-    // Built first: a bad sample fails the load before anything starts.
+    // Built first: a bad sample or too many instances fails the load before anything starts.
     const samples = await warmupSamples(context);
-    const names = modelInstances(backend, context);
+    const names = modelInstances(backend, context, maxInstances);
     let model: BackendModel;
     try {
       model = await backend.createModel(context);
@@ -75,16 +86,14 @@ export class ServedModelVersion {
     const statistics = new ModelStatisticsRecorder(context.name, context.version, observer);
     const decoupled = context.config.model_transaction_policy?.decoupled ?? false;
     const pool = new InstancePool(names.length);
-    const created = await Promise.allSettled(names.map((instance, i) => model.createInstance({ ...instance, health: pool.reporter(i) })));
-    const failure = created.find((result) => result.status === 'rejected');
-    const instances = created.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const created = await runBounded(names, INSTANCES_STARTED_AT_ONCE, (instance, i) => model.createInstance({ ...instance, health: pool.reporter(i) }));
+    const instances = created.values.filter((instance) => instance !== undefined);
     try {
-      if (failure) throw InferenceError.from(failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
+      if (created.failure) throw InferenceError.from(created.failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
       // Every instance is warmed before the version serves (Triton's model_warmup).
-      // All settled before any failure is acted on: finalizing must not start while another instance still warms.
-      const warmed = await Promise.allSettled(instances.map((instance, i) => warmUp(context, names[i]!.name, instance, samples)));
-      const warmupFailure = warmed.find((result) => result.status === 'rejected');
-      if (warmupFailure) throw warmupFailure.reason;
+      // Warmups running when one fails are waited for: finalizing must not start while another instance still warms.
+      const warmed = await runBounded(instances, INSTANCES_STARTED_AT_ONCE, (instance, i) => warmUp(context, names[i]!.name, instance, samples));
+      if (warmed.failure) throw warmed.failure.reason;
       instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, decoupled, statistics)));
       const served = new ServedModelVersion(context, model, pool, statistics, decoupled, await schedulerFor(context, pool));
       served.loadDurationMs = performance.now() - started;

@@ -61,14 +61,17 @@ export class DynamicBatchScheduler implements Scheduler {
       expired.reject(new InferenceError('UNAVAILABLE', `${expired.describe()}: Request timeout expired`));
     }
     while (this.pool.hasIdle) {
-      const batch = this.batcher.nextBatch();
-      if (!batch) break;
-      for (const request of batch) request.withdraw = undefined;
+      const next = this.batcher.nextBatch();
+      if (!next.batch) {
+        this.timer.set(next.wakeAt);
+        return;
+      }
+      for (const request of next.batch) request.withdraw = undefined;
       const runner = this.pool.acquire()!;
-      void runner.run(batch).then(() => this.pool.release(runner));
+      void runner.run(next.batch).then(() => this.pool.release(runner));
     }
     // The queue delay matters only to a free instance (a busy one dispatches again when it frees): under load, only timeouts wake.
-    this.timer.set(this.pool.hasIdle ? this.batcher.wakeAt() : this.batcher.nextTimeout());
+    this.timer.set(this.batcher.nextTimeout());
   }
 
   private failQueued(errorFor: (request: InferenceRequest) => InferenceError): void {

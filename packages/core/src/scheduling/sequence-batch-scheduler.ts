@@ -82,13 +82,16 @@ export class SequenceBatchScheduler implements Scheduler {
       this.failQueued((request) => noInstanceCanRun(request, failure));
     }
     for (const key of this.batcher.takeReleased()) this.states?.forget(key);
+    let wakeAt: number | undefined;
     for (let instance = 0; instance < this.pool.size; instance++) {
       if (!this.pool.isIdle(instance)) continue;
-      const batch = this.batcher.nextBatch(instance);
-      if (batch) this.run(batch);
+      const next = this.batcher.nextBatch(instance);
+      if (next.batch) this.run(next.batch);
+      else wakeAt = earliest(wakeAt, next.wakeAt);
     }
-    // Only queued requests keep the process alive; an idle release alone does not.
-    this.timer.set(this.batcher.wakeAt(), this.batcher.size > 0);
+    // Free instances' delays and idle releases are all there is to wake for (a busy or recovering
+    // instance dispatches when it is back). Only queued requests keep the process alive.
+    this.timer.set(earliest(wakeAt, this.batcher.releaseAt()), this.batcher.size > 0);
     if (this.onDrained && this.batcher.liveSequences === 0) this.onDrained();
   }
 
@@ -127,6 +130,10 @@ export class SequenceBatchScheduler implements Scheduler {
       request.cancel(errorFor(request));
     }
   }
+}
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || (b !== undefined && b < a) ? b : a;
 }
 
 /** Numeric and string correlation ids never collide; 5 and 5n are one sequence. */

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
+import { pathInside } from '../model/path-inside.js';
 import { deserializeBytesTensor } from '../tensor/bytes.js';
 import { createTensorData } from '../tensor/data.js';
 import { dataTypeFromConfig, typedArrayConstructor, type DataType } from '../tensor/datatype.js';
@@ -89,7 +90,7 @@ async function initialValue(datatype: DataType, dims: readonly number[], dataFil
   const shape = [...dims];
   if (shape.some((dim) => dim < 0)) throw new InferenceError('INVALID_ARG', `${what}: dims ${shapeToString(shape)} must be fully specified`);
   if (dataFile === undefined) return zeros(datatype, shape);
-  const path = join(modelDirectory, 'initial_state', dataFile);
+  const path = await pathInside(join(modelDirectory, 'initial_state'), dataFile, `${what}: data_file`);
   const bytes = await readFile(path).catch((error: Error) => {
     throw new InferenceError('INVALID_ARG', `${what}: cannot read data_file '${path}': ${error.message}`);
   });

@@ -8,7 +8,9 @@ const POLL_BELOW_MICROSECONDS = 2000;
  * millisecond granularity and fire late by up to a millisecond, so a wait is made of a
  * setTimeout that ends short of the target and setImmediate turns that poll the clock
  * for the rest: a 100 µs queue delay stays near 100 µs (bench/README.md has figures).
- * The polling turns let I/O and other callbacks run in between.
+ * The polling turns let I/O and other callbacks run in between. A time already past
+ * wakes on the next turn: never inside set(), whose caller (a dispatch) would otherwise
+ * re-enter itself.
  */
 export class WakeTimer {
   private at: number | undefined;
@@ -19,9 +21,9 @@ export class WakeTimer {
   constructor(private readonly onWake: () => void) {}
 
   /**
-   * Wakes at `at` (or not at all when undefined), replacing the previous time.
-   * `keepAlive` false lets the process exit meanwhile (nothing is waiting on the wake
-   * but housekeeping, e.g. releasing idle sequences).
+   * Wakes at `at` (on the next turn when it is past; never when undefined), replacing the
+   * previous time. `keepAlive` false lets the process exit meanwhile (nothing is waiting on
+   * the wake but housekeeping, e.g. releasing idle sequences).
    */
   set(at: number | undefined, keepAlive = true): void {
     if (at === this.at && keepAlive === this.keepAlive) return;
@@ -29,7 +31,7 @@ export class WakeTimer {
     if (at === undefined) return;
     this.at = at;
     this.keepAlive = keepAlive;
-    this.arm();
+    this.schedule();
   }
 
   clear(): void {
@@ -40,11 +42,9 @@ export class WakeTimer {
     this.immediate = undefined;
   }
 
-  private arm(): void {
+  private schedule(): void {
     const remaining = this.at! - systemClock.now();
-    if (remaining <= 0) {
-      this.fire();
-    } else if (remaining < POLL_BELOW_MICROSECONDS) {
+    if (remaining < POLL_BELOW_MICROSECONDS) {
       // Never unref'd: an unref'd immediate does not stop the loop from blocking in its poll phase, so it would run late.
       this.immediate = setImmediate(this.poll);
     } else {
@@ -57,11 +57,12 @@ export class WakeTimer {
   private readonly poll = (): void => {
     this.timeout = undefined;
     this.immediate = undefined;
-    if (this.at !== undefined) this.arm();
-  };
-
-  private fire(): void {
+    if (this.at === undefined) return;
+    if (this.at > systemClock.now()) {
+      this.schedule();
+      return;
+    }
     this.at = undefined;
     this.onWake();
-  }
+  };
 }

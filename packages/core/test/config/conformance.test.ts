@@ -3,6 +3,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_MAX_INSTANCES_PER_MODEL,
   ModelConfigSchema,
   normalizeModelConfig,
   parseModelConfig,
@@ -115,7 +116,7 @@ describe.skipIf(!present)('conformance: Triton configurations', () => {
       const message = invalidArgMessage(() => {
         const config = validateModelConfig(parseModelConfig(`${text}\nplatform: "onnxruntime_onnx"\n`, name));
         // Triton's QA ran on a machine with a GPU: an id past it is refused when instances are placed.
-        modelInstances(ONE_GPU_BACKEND, { name, config } as ModelContext);
+        modelInstances(ONE_GPU_BACKEND, { name, config } as ModelContext, DEFAULT_MAX_INSTANCES_PER_MODEL);
       });
       const field = FIELD_OF_CASE.find(([pattern]) => pattern.test(name))?.[1];
       const words = [...keywords(read(join(directory, name, 'expected'))), name, ...(field ? [field] : [])];

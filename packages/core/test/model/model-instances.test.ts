@@ -3,6 +3,8 @@ import type { Backend, ModelContext } from '@tritium/core';
 import { InferenceError, normalizeModelConfig, parseModelConfig } from '@tritium/core';
 import { modelInstances } from '../../src/model/model-instances.js';
 
+/** Far above what these groups ask for. */
+const LIMIT = 64;
 const contextOf = (groups: string) => ({ name: 'm', config: normalizeModelConfig(parseModelConfig(`name: "m" backend: "b" ${groups}`)) }) as unknown as ModelContext;
 const backend = (gpuCount?: () => number): Backend => ({ name: 'b', createModel: () => Promise.reject(new Error('unused')), ...(gpuCount && { gpuCount }) });
 const failure = (run: () => unknown) => {
@@ -16,7 +18,7 @@ const failure = (run: () => unknown) => {
 
 describe('modelInstances', () => {
   it('makes count instances per CPU group, named as Triton names them', () => {
-    const instances = modelInstances(backend(), contextOf('instance_group { count: 2 kind: KIND_CPU } instance_group { name: "one" kind: KIND_CPU }'));
+    const instances = modelInstances(backend(), contextOf('instance_group { count: 2 kind: KIND_CPU } instance_group { name: "one" kind: KIND_CPU }'), LIMIT);
     expect(instances).toEqual([
       { name: 'm_0_0', kind: 'KIND_CPU' },
       { name: 'm_0_1', kind: 'KIND_CPU' },
@@ -25,9 +27,9 @@ describe('modelInstances', () => {
   });
 
   it("puts a KIND_GPU group's instances on each listed GPU, or on every GPU the backend finds", () => {
-    const listed = modelInstances(backend(() => 4), contextOf('instance_group { name: "g" count: 2 kind: KIND_GPU gpus: [1, 3] }'));
+    const listed = modelInstances(backend(() => 4), contextOf('instance_group { name: "g" count: 2 kind: KIND_GPU gpus: [1, 3] }'), LIMIT);
     expect(listed.map((i) => `${i.name}@${i.deviceId}`)).toEqual(['g_0@1', 'g_1@1', 'g_0@3', 'g_1@3']);
-    const every = modelInstances(backend(() => 2), contextOf('instance_group { name: "g" kind: KIND_GPU }'));
+    const every = modelInstances(backend(() => 2), contextOf('instance_group { name: "g" kind: KIND_GPU }'), LIMIT);
     expect(every).toEqual([
       { name: 'g', kind: 'KIND_GPU', deviceId: 0 },
       { name: 'g', kind: 'KIND_GPU', deviceId: 1 },
@@ -35,24 +37,32 @@ describe('modelInstances', () => {
   });
 
   it('is UNAVAILABLE for KIND_GPU on a CPU-only backend or one that finds no GPU (with its reason), and INVALID_ARG for a GPU it lacks', () => {
-    expect(failure(() => modelInstances(backend(), contextOf('instance_group { name: "g" kind: KIND_GPU }')))).toMatchObject({
+    expect(failure(() => modelInstances(backend(), contextOf('instance_group { name: "g" kind: KIND_GPU }'), LIMIT))).toMatchObject({
       code: 'UNAVAILABLE',
       message: "model 'm': instance group g has kind KIND_GPU, but backend 'b' runs models on the CPU only",
     });
-    expect(failure(() => modelInstances(backend(() => 0), contextOf('instance_group { name: "g" kind: KIND_GPU }')))).toMatchObject({
+    expect(failure(() => modelInstances(backend(() => 0), contextOf('instance_group { name: "g" kind: KIND_GPU }'), LIMIT))).toMatchObject({
       code: 'UNAVAILABLE',
       message: expect.stringMatching(/backend 'b' finds no GPU/),
     });
     const noCuda = () => {
       throw new InferenceError('UNAVAILABLE', 'this build has no CUDA');
     };
-    expect(failure(() => modelInstances(backend(noCuda), contextOf('instance_group { name: "g" kind: KIND_GPU }')))).toMatchObject({
+    expect(failure(() => modelInstances(backend(noCuda), contextOf('instance_group { name: "g" kind: KIND_GPU }'), LIMIT))).toMatchObject({
       code: 'UNAVAILABLE',
       message: "model 'm': instance group g has kind KIND_GPU: this build has no CUDA",
     });
-    expect(failure(() => modelInstances(backend(() => 2), contextOf('instance_group { name: "g" kind: KIND_GPU gpus: [0, 2] }')))).toMatchObject({
+    expect(failure(() => modelInstances(backend(() => 2), contextOf('instance_group { name: "g" kind: KIND_GPU gpus: [0, 2] }'), LIMIT))).toMatchObject({
       code: 'INVALID_ARG',
       message: expect.stringMatching(/specifies invalid or unsupported gpu id 2: backend 'b' finds 2 GPU/),
     });
+  });
+
+  it('refuses more instances than the limit once a KIND_GPU group without gpus is spread over every GPU', () => {
+    expect(failure(() => modelInstances(backend(() => 4), contextOf('instance_group { name: "g" count: 2 kind: KIND_GPU }'), 4))).toMatchObject({
+      code: 'INVALID_ARG',
+      message: "model 'm': instance group g asks for 8 instance(s), over the limit of 4 instances per model (raise it with the server option maxInstancesPerModel)",
+    });
+    expect(modelInstances(backend(() => 2), contextOf('instance_group { name: "g" count: 2 kind: KIND_GPU }'), 4)).toHaveLength(4);
   });
 });

@@ -18,7 +18,7 @@ describe('model manager', () => {
   it('serves a load queued behind a load that found no model directory', async () => {
     repo = await TempRepository.create({ m: { config: testConfig({}) } });
     const probe = newProbe();
-    const manager = new ModelManager(new BackendRegistry([testBackend(probe)]), { exitTimeoutMs: 1000, onStateChange: () => {}, ...DETACHED });
+    const manager = new ModelManager(new BackendRegistry([testBackend(probe)]), { exitTimeoutMs: 1000, maxInstancesPerModel: 64, onStateChange: () => {}, ...DETACHED });
     const source = await new ModelRepository([repo.path]).find('m');
     const missing = manager.load('m', async () => {
       throw new InferenceError('NOT_FOUND', `model 'm' is not in the model repository`);

@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import type { MetricsOptions, ModelControlMode, ResponseCacheOptions, ServerOptions } from '@tritium/core';
 import type { ListenOptions } from '../listen.js';
 import { DEFAULT_METRICS_PORT } from '../metrics/metrics-frontend.js';
+import type { SharedMemoryOptions } from '../shared-memory/client-shared-memory.js';
+import { parseRestrictedApis, type RestrictedApis } from '../restricted-api.js';
 import { ALIASES, FIXED, FLAGS, IGNORED, UNSUPPORTED } from './flags.js';
 
 /** A command line that cannot run; the message names the flag or value at fault. The command exits with USAGE_EXIT_CODE. */
@@ -36,12 +38,19 @@ export interface ServeOptions {
   /** For InferenceServer.start(), less what the command adds (backends, logger). */
   readonly server: Omit<ServerOptions, 'backends' | 'logger'> & { readonly exitTimeoutMs: number };
   /** Each service, or undefined when its --allow-* flag is false. */
-  readonly http?: ListenOptions & { readonly bodyLimitBytes?: number };
-  readonly grpc?: ListenOptions;
+  readonly http?: ListenOptions & SharedMemoryOptions & { readonly bodyLimitBytes?: number; readonly restrictedApis?: RestrictedApis };
+  readonly grpc?: ListenOptions & SharedMemoryOptions & { readonly restrictedApis?: RestrictedApis };
   readonly metrics?: ListenOptions;
+  /** What --backend-config gives the official backends the command creates. */
+  readonly backends: BackendSettings;
   readonly log: LogSettings;
   /** The ignored flags given, each with why ignoring it is harmless (the command warns of them). */
   readonly ignored: ReadonlyArray<{ readonly flag: string; readonly why: string }>;
+}
+
+/** The settings of `--backend-config`: the Python backend's are the only ones tritium has. */
+export interface BackendSettings {
+  readonly python: { readonly interpreter?: string; readonly executionEnvironmentRoots: readonly string[] };
 }
 
 export type Command = { readonly kind: 'help' } | { readonly kind: 'version' } | { readonly kind: 'serve'; readonly options: ServeOptions };
@@ -148,23 +157,42 @@ function serveOptions(given: GivenFlags): ServeOptions {
     (given.boolean(allow) ?? true) ? { host: address ?? DEFAULTS.address, port: given.integer(port, 0, 65_535) ?? defaultPort } : undefined;
   const http = service('allow-http', httpAddress, 'http-port', DEFAULTS.httpPort);
   const bodyLimitBytes = given.integer('http-max-input-size', 1, Number.MAX_SAFE_INTEGER);
+  const grpc = service('allow-grpc', given.last('grpc-address'), 'grpc-port', DEFAULTS.grpcPort);
+  // Read even for a service turned off, as Triton reads them.
+  const httpRestricted = restrictedApis(given, 'http-restricted-api');
+  const grpcRestricted = restrictedApis(given, 'grpc-restricted-protocol');
+  // Triton's --allow-client-shm, for both protocols (they share one registry); the frontends default to false, as Triton.
+  const allowClientSharedMemory = given.boolean('allow-client-shm');
   const options: ServeOptions = {
     server: {
       ...repositoryOptions(given),
       exitTimeoutMs: exitTimeoutSecs * 1000,
       continueOnLoadError: !(given.boolean('exit-on-error') ?? true),
+      maxInstancesPerModel: given.integer('max-instances-per-model', 1, Number.MAX_SAFE_INTEGER),
       metrics: allowMetrics && metrics,
       responseCache: responseCacheOptions(given.all('cache-config')),
     },
-    http: http && bodyLimitBytes !== undefined ? { ...http, bodyLimitBytes } : http,
-    grpc: service('allow-grpc', given.last('grpc-address'), 'grpc-port', DEFAULTS.grpcPort),
+    http: http && { ...http, bodyLimitBytes, restrictedApis: httpRestricted, allowClientSharedMemory },
+    grpc: grpc && { ...grpc, restrictedApis: grpcRestricted, allowClientSharedMemory },
     // As Triton, the metrics service listens where HTTP does unless told otherwise.
     metrics: service('allow-metrics', given.last('metrics-address') ?? httpAddress, 'metrics-port', DEFAULTS.metricsPort),
+    backends: backendSettings(given.all('backend-config')),
     log: logSettings(given),
     ignored: given.names().filter((name) => IGNORED[name]).map((name) => ({ flag: `--${name}`, why: IGNORED[name]! })),
   };
   checkPortCollisions(options);
   return options;
+}
+
+/** Every --http-restricted-api (or --grpc-restricted-protocol) given, as one set of restrictions; undefined when none is. */
+function restrictedApis(given: GivenFlags, flag: string): RestrictedApis | undefined {
+  const specs = given.all(flag);
+  if (specs.length === 0) return undefined;
+  try {
+    return parseRestrictedApis(flag, specs);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** The longest timer Node honours (2^31-1 ms), in whole seconds. */
@@ -245,9 +273,30 @@ function redisCache(values: Map<string, string>): ResponseCacheOptions {
     host,
     port: parseInteger('cache-config redis,port', port, 1, 65_535),
     password: values.get('password'),
-    // As in Triton's Redis cache, milliseconds, 0 waiting for ever.
-    timeoutMs: timeout === undefined ? undefined : parseInteger('cache-config redis,socket_timeout', timeout, 0, 2 ** 31 - 1),
+    // Milliseconds, as in Triton's Redis cache; its 0 (wait for ever) takes the default here: a stuck cache must not stall requests.
+    timeoutMs: timeout === undefined ? undefined : parseInteger('cache-config redis,socket_timeout', timeout, 0, 2 ** 31 - 1) || undefined,
   };
+}
+
+/**
+ * Triton's --backend-config <backend>,<setting>=<value>. Models can choose their Python
+ * environment only inside their own directory (a config may come from a client), so the
+ * operator names the interpreter and any shared environment directories here.
+ */
+function backendSettings(settings: readonly string[]): BackendSettings {
+  let interpreter: string | undefined;
+  const executionEnvironmentRoots: string[] = [];
+  for (const setting of settings) {
+    const comma = setting.indexOf(',');
+    const backend = setting.slice(0, comma);
+    if (comma <= 0) throw new UsageError(`--backend-config takes <backend>,<setting>=<value>, got '${setting}'`);
+    if (backend !== 'python') throw new UsageError(`--backend-config ${backend}: tritium has settings for the python backend only (other backends take theirs from model config parameters)`);
+    const [key, value] = splitSetting('backend-config', setting.slice(comma + 1), '<backend>,<setting>=<value>');
+    if (key === 'interpreter') interpreter = value;
+    else if (key === 'execution-env-root') executionEnvironmentRoots.push(value);
+    else throw new UsageError(`--backend-config python,${key} is not supported by tritium: the python backend takes interpreter and execution-env-root`);
+  }
+  return { python: { interpreter, executionEnvironmentRoots } };
 }
 
 function refuseSettings(cache: string, values: Map<string, string>, known: readonly string[]): void {

@@ -1,3 +1,5 @@
+import { RESTRICTED_CATEGORIES } from '../restricted-api.js';
+
 /**
  * The command's flags: tritonserver's names, in four kinds. `FLAGS` are implemented;
  * `FIXED` are accepted only at the value that says what tritium does anyway; `IGNORED`
@@ -22,18 +24,23 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'model-config-name': { value: '<name>', help: "Use <model>/configs/<name>.pbtxt in place of config.pbtxt where it exists." },
   'exit-on-error': { value: '<boolean>', help: 'Exit when a model fails to load at start (default true); false serves the models that loaded.' },
   'exit-timeout-secs': { value: '<seconds>', help: 'On SIGTERM or SIGINT, how long in-flight requests may take to finish (default 30).' },
+  'max-instances-per-model': { value: '<count>', help: "The most instances one model version may have, all its instance groups together; a config asking for more fails to load (default 64)." },
   'allow-http': { value: '<boolean>', help: 'Serve HTTP/REST (default true).' },
   'http-address': { value: '<address>', help: 'The address HTTP listens on (default 0.0.0.0).' },
   'http-port': { value: '<port>', help: 'The HTTP port (default 8000; 0 picks a free one).' },
   'http-max-input-size': { value: '<bytes>', help: 'The largest HTTP request body accepted (default 64 MiB, as Triton).' },
+  'http-restricted-api': { value: '<api>,...:<key>=<value>', help: `Only requests with header <key>: <value> may call these APIs (others get 403); repeatable, an API in one group only. APIs: ${RESTRICTED_CATEGORIES.join(', ')}.` },
   'allow-grpc': { value: '<boolean>', help: 'Serve gRPC (default true).' },
   'grpc-address': { value: '<address>', help: 'The address gRPC listens on (default 0.0.0.0).' },
   'grpc-port': { value: '<port>', help: 'The gRPC port (default 8001; 0 picks a free one).' },
+  'allow-client-shm': { value: '<boolean>', help: 'Let clients register and unregister shared-memory regions, over HTTP and gRPC (default false, as Triton).' },
+  'grpc-restricted-protocol': { value: '<protocol>,...:<key>=<value>', help: 'Only calls with metadata triton-grpc-protocol-<key>: <value> may call these protocols (others get UNAVAILABLE); repeatable, as --http-restricted-api.' },
   'allow-metrics': { value: '<boolean>', help: 'Collect and serve Prometheus metrics (default true).' },
   'metrics-address': { value: '<address>', help: 'The address the metrics service listens on (default: --http-address).' },
   'metrics-port': { value: '<port>', help: 'The metrics port (default 8002; 0 picks a free one).' },
   'metrics-config': { value: '<setting>=<value>', help: 'counter_latencies, summary_latencies or histogram_latencies =true|false; repeatable.' },
   'cache-config': { value: '<cache>,<setting>=<value>', help: 'The response cache: local,size=<bytes>, or redis,host=<host> with redis,port=<port> (and redis,password=, redis,socket_timeout=<ms>); repeatable.' },
+  'backend-config': { value: '<backend>,<setting>=<value>', help: "python,interpreter=<path>: the interpreter of Python models without an EXECUTION_ENV_PATH (default python3 on PATH); python,execution-env-root=<dir>: a directory where a model's EXECUTION_ENV_PATH may lie besides its own model directory; repeatable." },
   'log-verbose': { value: '<level>', help: 'Verbose logging at levels >= 1 (default 0: off).' },
   'log-info': { value: '<boolean>', help: 'Information messages (default true).' },
   'log-warning': { value: '<boolean>', help: 'Warnings (default true).' },
@@ -88,7 +95,7 @@ export const IGNORED: Readonly<Record<string, string>> = {
 
 const NO_TRACING = 'request tracing is not implemented';
 const GRPC_CHANNEL = "gRPC channel settings are @grpc/grpc-js's defaults";
-const NO_HEADERS = 'headers are not forwarded to models, nor used to restrict APIs';
+const NO_HEADERS = 'headers are not forwarded to models';
 
 /** Triton flags refused, with why. */
 export const UNSUPPORTED: Readonly<Record<string, string>> = {
@@ -97,15 +104,12 @@ export const UNSUPPORTED: Readonly<Record<string, string>> = {
   'strict-model-config': 'model configs are always auto-completed where a backend can',
   'response-cache-byte-size': 'it is deprecated in Triton: use --cache-config local,size=<bytes>',
   'repoagent-directory': 'repository agents are not implemented',
-  'backend-config': 'backends take their settings from model config parameters',
   'host-policy': 'host policies are not implemented',
   'model-load-gpu-limit': 'GPU memory limits are not implemented',
   'model-load-retry-count': 'failed loads are not retried: the index reports them',
   'rate-limit-resource': 'there is no rate limiter',
   'http-header-forward-pattern': NO_HEADERS,
   'grpc-header-forward-pattern': NO_HEADERS,
-  'http-restricted-api': NO_HEADERS,
-  'grpc-restricted-protocol': NO_HEADERS,
   'grpc-server-cert': 'gRPC has no TLS here',
   'grpc-server-key': 'gRPC has no TLS here',
   'grpc-root-cert': 'gRPC has no TLS here',

@@ -1,14 +1,15 @@
 import type { Backend, Logger } from '@tritium/core';
+import type { BackendSettings } from './arguments.js';
 
 export interface OptionalBackend {
   readonly specifier: string;
-  readonly load: () => Promise<Backend>;
+  readonly load: (settings: BackendSettings) => Promise<Backend>;
 }
 
 /** The official backends the frontend lists as optional peer dependencies. */
 export const OPTIONAL_BACKENDS: readonly OptionalBackend[] = [
   { specifier: '@tritium/backend-onnx', load: async () => (await import('@tritium/backend-onnx')).onnxBackend() },
-  { specifier: '@tritium/backend-python', load: async () => (await import('@tritium/backend-python')).pythonBackend() },
+  { specifier: '@tritium/backend-python', load: async ({ python }) => (await import('@tritium/backend-python')).pythonBackend(python) },
 ];
 
 /**
@@ -16,11 +17,11 @@ export const OPTIONAL_BACKENDS: readonly OptionalBackend[] = [
  * warning (core then reports its models UNAVAILABLE, naming the backend); one that is
  * installed but fails to import is an error, not a missing package.
  */
-export async function installedBackends(logger: Logger, candidates: readonly OptionalBackend[] = OPTIONAL_BACKENDS): Promise<Backend[]> {
+export async function installedBackends(logger: Logger, settings: BackendSettings, candidates: readonly OptionalBackend[] = OPTIONAL_BACKENDS): Promise<Backend[]> {
   const installed: Backend[] = [];
   for (const { specifier, load } of candidates) {
     try {
-      installed.push(await load());
+      installed.push(await load(settings));
     } catch (error) {
       if (!isPackageMissing(error, specifier)) throw error;
       logger.warn(`${specifier} is not installed: models that need it will be UNAVAILABLE`);

@@ -27,7 +27,7 @@ export interface RunningService {
  * are stopped and the error says which.
  */
 export async function serve(options: ServeOptions, logger: Logger): Promise<RunningService> {
-  const backends = await installedBackends(logger);
+  const backends = await installedBackends(logger, options.backends);
   const server = await InferenceServer.start({ ...options.server, backends, logger });
   logger.info(`\n${modelTable(await server.repositoryIndex())}`);
   server.on('modelStateChanged', (entry) => logStateChange(entry, logger));

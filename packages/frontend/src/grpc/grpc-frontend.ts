@@ -3,23 +3,38 @@ import { InferenceError, type InferenceServer } from '@tritium/core';
 import { integerOption, listenSettings } from '../frontend-options.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
 import { modelFacts } from '../model-facts.js';
-import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
+import { ApiRestrictions, type RestrictedApis } from '../restricted-api.js';
+import { attachSharedMemory, type SharedMemoryOptions } from '../shared-memory/client-shared-memory.js';
 import { healthService } from './health-service.js';
 import { inferenceService } from './inference-service.js';
 import { loadServiceDefinitions } from './proto-definitions.js';
+import { RESTRICTED_PROTOCOL_HEADER_PREFIX, restrictService } from './restricted-rpcs.js';
 import type { ServingContext } from './serving-context.js';
 
-export interface GrpcFrontendOptions extends ListenOptions {
-  /** The largest message received or sent, in bytes. Default 2^31-1, Triton's (INT32_MAX). */
-  readonly maxMessageBytes?: number;
+export interface GrpcFrontendOptions extends ListenOptions, SharedMemoryOptions {
+  /**
+   * The largest message received (a request, or one message of a stream), in bytes; a
+   * larger one ends its call with RESOURCE_EXHAUSTED before it is read. Default 64 MiB,
+   * as the HTTP frontend's bodyLimitBytes (Triton takes up to 2^31-1).
+   */
+  readonly maxReceiveMessageBytes?: number;
+  /** The largest message sent, in bytes. Default 2^31-1, Triton's (INT32_MAX). */
+  readonly maxSendMessageBytes?: number;
   /**
    * How long close() waits for calls in flight (an open ModelStreamInfer stream among
    * them) before cutting them off. Default 30 000 ms, as Triton's --exit-timeout-secs.
    */
   readonly closeTimeoutMs?: number;
+  /**
+   * Categories of rpcs only clients sending `triton-grpc-protocol-<key>` metadata may call
+   * (Triton's --grpc-restricted-protocol); others get UNAVAILABLE. Default: none restricted.
+   */
+  readonly restrictedApis?: RestrictedApis;
 }
 
+/** gRPC's own bound on a message: its length prefix is 32 bits, read as signed. */
 const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
+const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 64 * 1024 * 1024;
 const FRONTEND = 'gRPC frontend';
 
 /**
@@ -28,17 +43,19 @@ const FRONTEND = 'gRPC frontend';
  */
 export async function startGrpcFrontend(server: InferenceServer, options: GrpcFrontendOptions = {}): Promise<RunningFrontend> {
   const { host, port: requestedPort, closeTimeoutMs } = listenSettings(FRONTEND, options, 8001);
-  const maxMessageBytes = integerOption(FRONTEND, 'maxMessageBytes', options.maxMessageBytes ?? MAX_MESSAGE_BYTES, 1, MAX_MESSAGE_BYTES);
+  const maxReceive = integerOption(FRONTEND, 'maxReceiveMessageBytes', options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES, 1, MAX_MESSAGE_BYTES);
+  const maxSend = integerOption(FRONTEND, 'maxSendMessageBytes', options.maxSendMessageBytes ?? MAX_MESSAGE_BYTES, 1, MAX_MESSAGE_BYTES);
 
   const definitions = loadServiceDefinitions();
   // Channelz stays on though nothing serves it: without it @grpc/grpc-js (1.14) does not
   // track its sessions, and forceShutdown() then cannot cut off the calls left at close.
-  const grpcServer = new Server({ 'grpc.max_receive_message_length': maxMessageBytes, 'grpc.max_send_message_length': maxMessageBytes });
-  const shared = attachSharedMemory(server);
+  const grpcServer = new Server({ 'grpc.max_receive_message_length': maxReceive, 'grpc.max_send_message_length': maxSend });
+  const shared = attachSharedMemory(server, FRONTEND, options, maxReceive);
   const release = () => shared.release();
   const context: ServingContext = { server, memory: shared.memory, facts: modelFacts(server), closing: false };
-  grpcServer.addService(definitions.inference, inferenceService(context));
-  grpcServer.addService(definitions.health, healthService(server));
+  const restrictions = new ApiRestrictions(FRONTEND, options.restrictedApis, RESTRICTED_PROTOCOL_HEADER_PREFIX);
+  grpcServer.addService(definitions.inference, restrictService(inferenceService(context), restrictions));
+  grpcServer.addService(definitions.health, restrictService(healthService(server), restrictions));
 
   let port: number;
   try {

@@ -17,8 +17,16 @@ const STATUS_OF: Readonly<Record<InferenceErrorCode, status>> = {
   RESOURCE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
 };
 
-/** The gRPC status a call ends with for anything thrown while serving it; the message is the error's own. */
+/**
+ * The longest status message sent. It travels in a trailer, which clients bound (gRPC's
+ * default is 8 KiB of metadata, and text other than ASCII travels percent-encoded, up to
+ * three times longer): a message that echoes a long name or shape is cut to fit.
+ */
+export const MAX_STATUS_MESSAGE_LENGTH = 2048;
+
+/** The gRPC status a call ends with for anything thrown while serving it; the message is the error's own, cut to MAX_STATUS_MESSAGE_LENGTH. */
 export function grpcError(error: unknown): Partial<StatusObject> {
-  const failure = InferenceError.from(error);
-  return { code: STATUS_OF[failure.code], details: failure.message };
+  const { code, message } = InferenceError.from(error);
+  const details = message.length > MAX_STATUS_MESSAGE_LENGTH ? `${message.slice(0, MAX_STATUS_MESSAGE_LENGTH - 1)}…` : message;
+  return { code: STATUS_OF[code], details };
 }

@@ -1,17 +1,17 @@
-import { isDataType, tensorFromBytes, type InferRequest, type TensorInput } from '@tritium/core';
+import { isDataType, tensorFromBytes, type DataType, type InferenceError, type InferRequest, type TensorInput } from '@tritium/core';
 import { BytesElementBudget } from '../bytes-elements.js';
 import { needsDelivery, outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
-import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
+import type { RequestRegions } from '../shared-memory/request-regions.js';
 import { modelVersion } from '../model-version.js';
 import { asCount, invalid } from '../wire-values.js';
-import { tensorFromContents, type TensorContents } from './tensor-contents.js';
+import { tensorFromContents, type EncodedTensorContents } from './tensor-contents.js';
 import { requestParameters } from './triton-parameters.js';
 import { parameterValues, type WireParameter } from './wire-parameters.js';
 
 type WireParameterMap = Readonly<Record<string, WireParameter>>;
 
-/** ModelInferRequest as the loader decodes it (absent scalars are undefined; `contents` only when sent). */
+/** ModelInferRequest as proto-definitions decodes it (absent scalars are undefined; `contents` only when sent, still encoded). */
 export interface InferRequestMessage {
   readonly model_name?: string;
   readonly model_version?: string;
@@ -22,10 +22,12 @@ export interface InferRequestMessage {
     readonly datatype?: string;
     readonly shape: readonly string[];
     readonly parameters: WireParameterMap;
-    readonly contents?: TensorContents;
+    readonly contents?: EncodedTensorContents;
   }[];
   readonly outputs: readonly { readonly name?: string; readonly parameters: WireParameterMap }[];
   readonly raw_input_contents: readonly Uint8Array[];
+  /** Why the request was refused before it was decoded (see request-entries.ts); then only model_name, model_version and id are read. */
+  readonly refusal?: InferenceError;
 }
 
 /** A ModelInferRequest as the server takes it. */
@@ -38,16 +40,19 @@ export interface DecodedInferRequest {
   readonly outputs: OutputRequest[] | undefined;
   /** Triton's `triton_enable_empty_final_response`: a decoupled stream's end is reported by a response of its own. */
   readonly emptyFinalResponse: boolean;
+  /** The shared-memory regions the request names, held until the caller releases them once it is answered. */
+  readonly regions: RequestRegions;
 }
 
-export function decodeInferRequest(message: InferRequestMessage, memory: SystemSharedMemory): DecodedInferRequest {
+export function decodeInferRequest(message: InferRequestMessage, regions: RequestRegions): DecodedInferRequest {
+  if (message.refusal) throw message.refusal;
   const { options, emptyFinalResponse } = requestParameters(message.parameters);
-  const outputs = message.outputs.length > 0 ? message.outputs.map((o) => outputRequest(o.name ?? '', parameterValues(o.parameters, `output '${o.name}'`))) : undefined;
+  const outputs = message.outputs.length > 0 ? message.outputs.map((o) => outputRequest(o.name ?? '', parameterValues(o.parameters, `output '${o.name}'`), regions)) : undefined;
   return {
     model: message.model_name ?? '',
     id: message.id ?? '',
     request: {
-      inputs: decodeInputs(message, memory),
+      inputs: decodeInputs(message, regions),
       outputs: outputs?.map((output) => output.name),
       modelVersion: modelVersion(message.model_version),
       id: message.id,
@@ -55,6 +60,7 @@ export function decodeInferRequest(message: InferRequestMessage, memory: SystemS
     },
     outputs: needsDelivery(outputs) ? outputs : undefined,
     emptyFinalResponse,
+    regions,
   };
 }
 
@@ -62,21 +68,16 @@ export function decodeInferRequest(message: InferRequestMessage, memory: SystemS
  * Each input's data, from the first source it names: a shared-memory region, typed
  * `contents`, or the next entry of `raw_input_contents` (kept as a view of the received
  * message). Raw entries must match the inputs that read them one for one, as in Triton.
- * BYTES elements are counted against the request's budget before each input is decoded.
+ * Every input's name, datatype and shape is checked before any input's data is read.
  */
-function decodeInputs(message: InferRequestMessage, memory: SystemSharedMemory): Record<string, TensorInput> {
+function decodeInputs(message: InferRequestMessage, regions: RequestRegions): Record<string, TensorInput> {
   const raw = message.raw_input_contents;
   const inputs: Record<string, TensorInput> = Object.create(null);
-  const bytesElements = new BytesElementBudget();
+  const specs = inputSpecs(message);
   let nextRaw = 0;
-  for (const input of message.inputs) {
-    const name = input.name ?? '';
-    if (name in inputs) throw invalid(`input '${name}' appears more than once in the request`);
-    const datatype = input.datatype ?? '';
-    if (!isDataType(datatype)) throw invalid(`input '${name}': unknown datatype '${datatype}'`);
-    const shape = shapeOf(name, input.shape);
-    bytesElements.take(name, datatype, shape);
-    const shared = sharedMemoryInput(memory, name, datatype, shape, parameterValues(input.parameters, `input '${name}'`));
+  message.inputs.forEach((input, i) => {
+    const { name, datatype, shape } = specs[i]!;
+    const shared = sharedMemoryInput(regions, name, datatype, shape, parameterValues(input.parameters, `input '${name}'`));
     if (shared) {
       if (input.contents) throw invalid(`input '${name}': 'contents' cannot be given with shared memory`);
       inputs[name] = shared;
@@ -88,11 +89,27 @@ function decodeInputs(message: InferRequestMessage, memory: SystemSharedMemory):
       if (!bytes) throw invalid(`input '${name}': no data (no contents, no shared memory, and no raw_input_contents entry left for it)`);
       inputs[name] = tensorFromBytes(name, datatype, shape, bytes, 'view');
     }
-  }
+  });
   if (nextRaw < raw.length) {
     throw invalid(`raw_input_contents holds ${raw.length} entries, but only ${nextRaw} of the request's inputs read raw data`);
   }
   return inputs;
+}
+
+/** Each input's name (once each), datatype and shape, checked; BYTES elements counted against the request's budget. */
+function inputSpecs(message: InferRequestMessage): { name: string; datatype: DataType; shape: number[] }[] {
+  const names = new Set<string>();
+  const bytesElements = new BytesElementBudget();
+  return message.inputs.map((input) => {
+    const name = input.name ?? '';
+    if (names.has(name)) throw invalid(`input '${name}' appears more than once in the request`);
+    names.add(name);
+    const datatype = input.datatype ?? '';
+    if (!isDataType(datatype)) throw invalid(`input '${name}': unknown datatype '${datatype}'`);
+    const shape = shapeOf(name, input.shape);
+    bytesElements.take(name, datatype, shape);
+    return { name, datatype, shape };
+  });
 }
 
 /** An input's shape, its int64 dimensions (decimal strings) as numbers: each must be a count, so that no product of them runs negative or inexact. */

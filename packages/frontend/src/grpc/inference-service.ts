@@ -81,9 +81,13 @@ export function inferenceService(context: ServingContext): UntypedServiceImpleme
       return { regions: {} };
     }),
     CudaSharedMemoryRegister: unary<{ name?: string }, unknown>(({ request }) => {
+      memory.checkAllowed();
       throw invalid(`failed to register CUDA shared memory region: '${request.name ?? ''}', GPUs not supported`);
     }),
-    CudaSharedMemoryUnregister: unary(() => ({})),
+    CudaSharedMemoryUnregister: unary(() => {
+      memory.checkAllowed();
+      return {};
+    }),
     // As a Triton built without tracing or dynamic logging answers.
     TraceSetting: unary(() => {
       throw new InferenceError('UNAVAILABLE', 'the server does not support trace');

@@ -1,6 +1,7 @@
 import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { InferenceError, type InferResponse, type RunningInference } from '@tritium/core';
 import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
+import type { RequestRegions } from '../shared-memory/request-regions.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
 import { encodeInferResponse, type InferResponseMessage } from './infer-response.js';
 import type { ServingContext } from './serving-context.js';
@@ -11,7 +12,13 @@ import type { InferParameter } from './wire-parameters.js';
  * request. Once the model's facts are known, whether it is decoupled is read at once.
  */
 export function modelInfer(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>): Promise<InferResponseMessage> {
-  const decoded = decodeInferRequest(call.request, context.memory);
+  const regions = context.memory.forRequest();
+  return answerOnce(context, call, regions).finally(() => regions.release());
+}
+
+/** ModelInfer's answer, its shared-memory regions held by the caller until the answer is written (or the request fails). */
+async function answerOnce(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>, regions: RequestRegions): Promise<InferResponseMessage> {
+  const decoded = decodeInferRequest(call.request, regions);
   const { model, request } = decoded;
   const answer = (decoupled: boolean) => {
     if (decoupled) {
@@ -55,5 +62,5 @@ export function encodeAnswer(
   if (decoded.outputs === undefined) {
     return encodeInferResponse(decoded.id, response, plainOutputs(response, undefined)!, parameters);
   }
-  return deliverOutputs(context.server, response, decoded.outputs, context.memory).then((outputs) => encodeInferResponse(decoded.id, response, outputs, parameters));
+  return deliverOutputs(context.server, response, decoded.outputs, decoded.regions).then((outputs) => encodeInferResponse(decoded.id, response, outputs, parameters));
 }

@@ -95,16 +95,21 @@ class InferStream {
       });
   }
 
+  /** A request's answer; the shared-memory regions it names are held until it is answered. */
   private async answer(message: InferRequestMessage): Promise<Answer> {
+    const regions = this.context.memory.forRequest();
     let decoded: DecodedInferRequest;
     try {
       if (this.context.closing) throw new InferenceError('UNAVAILABLE', SHUTTING_DOWN);
-      decoded = decodeInferRequest(message, this.context.memory);
-      if (await this.context.facts.isDecoupled(decoded.model, decoded.request.modelVersion)) return { streamed: this.stream(message, decoded) };
+      decoded = decodeInferRequest(message, regions);
+      if (await this.context.facts.isDecoupled(decoded.model, decoded.request.modelVersion)) {
+        return { streamed: this.stream(message, decoded).finally(() => regions.release()) };
+      }
     } catch (error) {
+      regions.release();
       return { message: Promise.resolve(failure(message, error)) };
     }
-    const reply = inferOnce(this.context, decoded, (running) => this.track(running), FINAL);
+    const reply = inferOnce(this.context, decoded, (running) => this.track(running), FINAL).finally(() => regions.release());
     return { message: reply.then((infer_response) => ({ infer_response }), (error: unknown) => failure(message, error)) };
   }
 

@@ -29,7 +29,8 @@ export class BinaryInputs {
     this.offset = headerLength;
   }
 
-  next(input: string, size: number): Uint8Array {
+  /** `size` is a uint64 as the JSON gave it: a bigint beyond 2^53, which no body holds. */
+  next(input: string, size: number | bigint): Uint8Array {
     if (!this.hasHeader) {
       throw invalid(`input '${input}' has 'binary_data_size' but the request has no Inference-Header-Content-Length header to say where the JSON ends`);
     }
@@ -37,8 +38,9 @@ export class BinaryInputs {
     if (size > available) {
       throw invalid(`unexpected size for input '${input}': its binary_data_size is ${size} bytes but only ${available} remain in the request body`);
     }
-    this.offset += size;
-    return this.body.subarray(this.offset - size, this.offset);
+    const start = this.offset;
+    this.offset += Number(size);
+    return this.body.subarray(start, this.offset);
   }
 
   /** After the last input: bytes that no input claimed mean the sizes do not add up. */

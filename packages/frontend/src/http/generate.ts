@@ -7,6 +7,7 @@ import type { Handler } from './http-context.js';
 import { errorJson } from './http-errors.js';
 import { dataTypeOf } from './infer-request.js';
 import { idMember } from './infer-response.js';
+import { FlatTensorValues } from './flat-tensor-values.js';
 import { jsonDataText, jsonTensorData } from './json-tensor-data.js';
 import { requestBody } from './request-body.js';
 import { parseJsonObject, type JsonObject } from './request-json.js';
@@ -21,9 +22,10 @@ import type { Route } from './routes.js';
  */
 export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, bodyLimitBytes, connections }, { model, version, action }, req, res) => {
   const body = await requestBody(req, bodyLimitBytes);
-  const json = parseJsonObject(body.toString('utf8'), 'generate request');
   const metadata = await server.modelMetadata(model, version);
-  const { request, emptyFinal } = generateRequest(json, metadata, version);
+  // An input's value is tensor data, read flat; any other array is a mistake, named as one.
+  const json = await parseJsonObject(body, 'generate request', { isTensorData: (key) => metadata.inputs.some((input) => input.name === key) });
+  const { request, emptyFinal } = await generateRequest(json, metadata, version);
   const abort = new AbortController();
   connections.cancelOnDisconnect(req, res, () => abort.abort());
   const responses = server.inferStream(model, { ...request, signal: abort.signal });
@@ -36,17 +38,17 @@ export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ ser
   }
 };
 
-function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion: number | undefined): { request: InferRequest; emptyFinal: boolean } {
+async function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion: number | undefined): Promise<{ request: InferRequest; emptyFinal: boolean }> {
   // No prototypes: a key named `__proto__` is an input or a parameter like any other.
   const inputs: Record<string, TensorInput> = Object.create(null);
-  const parameters: Record<string, string | number | boolean> = Object.create(null);
+  const parameters: Record<string, string | number | bigint | boolean> = Object.create(null);
   const bytesElements = new BytesElementBudget();
   let id: string | undefined;
-  const read = (key: string, value: unknown) => {
+  const read = async (key: string, value: unknown) => {
     const input = metadata.inputs.find((i) => i.name === key);
     if (input) {
-      inputs[key] = inputTensor(key, dataTypeOf(`input '${key}'`, input.datatype), input.shape, value, bytesElements);
-    } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      inputs[key] = await inputTensor(key, dataTypeOf(`input '${key}'`, input.datatype), input.shape, value, bytesElements);
+    } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
       parameters[key] = value;
     } else {
       throw invalid(`parameter '${key}' has invalid type: it must be a string, a number or a boolean (or name an input of model '${metadata.name}'), got ${describe(value)}`);
@@ -58,9 +60,9 @@ function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion
       id = value;
     } else if (key === 'parameters') {
       if (!isJsonObject(value)) throw invalid(`the generate request's 'parameters' must be an object, got ${describe(value)}`);
-      for (const [name, parameter] of Object.entries(value)) read(name, parameter);
+      for (const [name, parameter] of Object.entries(value)) await read(name, parameter);
     } else {
-      read(key, value);
+      await read(key, value);
     }
   }
   const emptyFinal = parameters[EMPTY_FINAL_RESPONSE] ?? false;
@@ -69,8 +71,8 @@ function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion
 }
 
 /** A scalar or a list as a tensor of the input's datatype, shaped as Triton shapes it. */
-function inputTensor(name: string, datatype: TensorInput['datatype'], shape: readonly number[], value: unknown, bytesElements: BytesElementBudget): TensorInput {
-  const data = jsonTensorData(`input '${name}'`, Array.isArray(value) ? value : [value]);
+async function inputTensor(name: string, datatype: TensorInput['datatype'], shape: readonly number[], value: unknown, bytesElements: BytesElementBudget): Promise<TensorInput> {
+  const data = await jsonTensorData(`input '${name}'`, datatype, value instanceof FlatTensorValues ? value : FlatTensorValues.of([value]));
   const fitted = fitShape(name, shape, data.length);
   bytesElements.take(name, datatype, fitted);
   return { datatype, shape: fitted, data };

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferenceServer } from '@tritium/core';
-import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
+import type { ClientSharedMemory } from '../shared-memory/client-shared-memory.js';
 import type { Connections } from './connections.js';
 import type { Route } from './routes.js';
 
 /** What every handler of one frontend shares. */
 export interface HttpContext {
   readonly server: InferenceServer;
-  readonly memory: SystemSharedMemory;
+  readonly memory: ClientSharedMemory;
   readonly bodyLimitBytes: number;
   /** The client connections, for cancelling what a request started when its client goes. */
   readonly connections: Connections;

@@ -4,19 +4,21 @@ import type { InferenceServer } from '@tritium/core';
 import { integerOption, listenSettings } from '../frontend-options.js';
 import { listenHttp, type HttpListener } from '../http-listener.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
+import { ApiRestrictions, type RestrictedApis } from '../restricted-api.js';
 import { serverMetadata } from '../server-metadata.js';
-import { attachSharedMemory } from '../shared-memory/system-shared-memory.js';
+import { attachSharedMemory, type SharedMemoryOptions } from '../shared-memory/client-shared-memory.js';
 import { Connections } from './connections.js';
 import { generate } from './generate.js';
 import type { HttpContext } from './http-context.js';
+import { HttpError } from './http-errors.js';
 import { infer } from './infer-handler.js';
 import { allStatistics, health, modelInformation, serverInformation } from './model-routes.js';
 import { repositoryControl, repositoryIndex } from './repository-routes.js';
 import { sendError } from './responses.js';
-import { routeOf } from './routes.js';
+import { categoryOf, checkMethod, routeOf, type Route } from './routes.js';
 import { sharedMemory } from './shared-memory-routes.js';
 
-export interface HttpFrontendOptions extends ListenOptions {
+export interface HttpFrontendOptions extends ListenOptions, SharedMemoryOptions {
   /** The largest request body accepted, after decompression (Triton's --http-max-input-size). Default 64 MiB. */
   readonly bodyLimitBytes?: number;
   /**
@@ -24,6 +26,11 @@ export interface HttpFrontendOptions extends ListenOptions {
    * their connections off. Default 30 000 ms, as Triton's --exit-timeout-secs.
    */
   readonly closeTimeoutMs?: number;
+  /**
+   * API categories only clients sending a header may call (Triton's --http-restricted-api);
+   * others get 403. Default: none restricted.
+   */
+  readonly restrictedApis?: RestrictedApis;
 }
 
 const FRONTEND = 'HTTP frontend';
@@ -40,12 +47,13 @@ const FRONTEND = 'HTTP frontend';
 export async function startHttpFrontend(server: InferenceServer, options: HttpFrontendOptions = {}): Promise<RunningFrontend> {
   const { host, port: requestedPort, closeTimeoutMs } = listenSettings(FRONTEND, options, 8000);
   const bodyLimitBytes = integerOption(FRONTEND, 'bodyLimitBytes', options.bodyLimitBytes ?? 64 * 1024 * 1024, 1, constants.MAX_LENGTH);
+  const restrictions = new ApiRestrictions(FRONTEND, options.restrictedApis);
   const http = createServer((req, res) => {
     connections.accept(req, res);
-    void respond(context, req, res);
+    void respond(context, restrictions, req, res);
   });
   const connections = new Connections(http);
-  const shared = attachSharedMemory(server);
+  const shared = attachSharedMemory(server, FRONTEND, options, bodyLimitBytes);
   const context: HttpContext = { server, memory: shared.memory, bodyLimitBytes, connections, serverMetadataJson: JSON.stringify(serverMetadata(server)) };
   let listener: HttpListener;
   try {
@@ -57,9 +65,11 @@ export async function startHttpFrontend(server: InferenceServer, options: HttpFr
   return { host, port: listener.port, close: () => listener.close().then(() => shared.release()) };
 }
 
-async function respond(context: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function respond(context: HttpContext, restrictions: ApiRestrictions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
     const route = routeOf(req.method, req.url);
+    checkAccess(restrictions, route, req);
+    checkMethod(route, req.method, req.url);
     switch (route.kind) {
       case 'server-metadata':
         return await serverInformation(context, route, req, res);
@@ -81,4 +91,13 @@ async function respond(context: HttpContext, req: IncomingMessage, res: ServerRe
   } catch (error) {
     sendError(res, error);
   }
+}
+
+/** Triton's answer to a restricted call without its header (or with another value): 403, before anything else is checked. */
+function checkAccess(restrictions: ApiRestrictions, route: Route, req: IncomingMessage): void {
+  const header = restrictions.missingHeader(categoryOf(route), (name) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  });
+  if (header !== undefined) throw new HttpError(403, `This API is restricted, expecting header '${header}'`);
 }

@@ -1,11 +1,12 @@
 import { Buffer } from 'node:buffer';
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { InferenceError, type InferenceServer, type InferResponse } from '@tritium/core';
 import { modelFacts } from '../model-facts.js';
 import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
+import type { RequestRegions } from '../shared-memory/request-regions.js';
 import { inferenceHeaderLength } from './binary-inputs.js';
 import { compress, responseEncoding, type ContentEncoding } from './compression.js';
-import type { Handler } from './http-context.js';
+import type { Handler, HttpContext } from './http-context.js';
 import { parseInferRequest } from './infer-request.js';
 import { encodeInferResponse, type EncodedInferResponse } from './infer-response.js';
 import { rawBinaryRequest } from './raw-binary-input.js';
@@ -17,14 +18,26 @@ import type { Route } from './routes.js';
  * inputs (or a raw binary one), answered with JSON and binary outputs, compressed as
  * Accept-Encoding asks. A client that disconnects cancels its inference.
  */
-export const infer: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, memory, bodyLimitBytes, connections }, { model, version }, req, res) => {
+export const infer: Handler<ModelRoute> = async (context, route, req, res) => {
+  // The shared-memory regions the request names, held from when it is read until its answer is written.
+  const regions = context.memory.forRequest();
+  try {
+    await answer(context, route, req, res, regions);
+  } finally {
+    regions.release();
+  }
+};
+
+type ModelRoute = Extract<Route, { kind: 'model' }>;
+
+async function answer({ server, bodyLimitBytes, connections }: HttpContext, { model, version }: ModelRoute, req: IncomingMessage, res: ServerResponse, regions: RequestRegions): Promise<void> {
   const body = await requestBody(req, bodyLimitBytes);
   const header = req.headers['inference-header-content-length'];
   const headerLength = inferenceHeaderLength(header, body.length);
   const request =
     header !== undefined && headerLength === 0
       ? await rawBinaryRequest(server, model, version, body)
-      : parseInferRequest(body, headerLength, header !== undefined, version, memory);
+      : await parseInferRequest(body, headerLength, header !== undefined, version, regions);
   const running = server.startInference(model, request.request);
   connections.cancelOnDisconnect(req, res, () => running.cancel());
   let response: InferResponse;
@@ -33,12 +46,12 @@ export const infer: Handler<Extract<Route, { kind: 'model' }>> = async ({ server
   } catch (error) {
     throw await decoupledRefusal(server, error, model, version);
   }
-  const outputs = plainOutputs(response, request.outputs) ?? (await deliverOutputs(server, response, request.outputs, memory));
+  const outputs = plainOutputs(response, request.outputs) ?? (await deliverOutputs(server, response, request.outputs, regions));
   const encoded = encodeInferResponse(response, outputs, request);
   const encoding = responseEncoding(req.headers['accept-encoding']);
   if (encoding) await sendCompressed(res, encoded, encoding);
   else send(res, encoded);
-};
+}
 
 /** Writes the JSON and the binary outputs with one writev. */
 function send(res: ServerResponse, { json, binary }: EncodedInferResponse): void {

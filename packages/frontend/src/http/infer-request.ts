@@ -4,11 +4,11 @@ import { BytesElementBudget } from '../bytes-elements.js';
 import { EMPTY_FINAL_RESPONSE, parameterOptions, reservedParameter } from '../request-parameters.js';
 import { outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
-import type { SystemSharedMemory } from '../shared-memory/system-shared-memory.js';
+import type { RequestRegions } from '../shared-memory/request-regions.js';
 import { asCount, describe, invalid, isJsonObject } from '../wire-values.js';
 import { BinaryInputs } from './binary-inputs.js';
 import { jsonTensorData } from './json-tensor-data.js';
-import { optionalBoolean, optionalCount, optionalObject, optionalString, parseJsonObject, requiredField, type JsonObject } from './request-json.js';
+import { optionalBoolean, optionalObject, optionalString, optionalUint64, parseJsonObject, requiredField, type JsonObject } from './request-json.js';
 
 /** The request parameter of the binary data extension: HTTP's own, read here and not passed to the model. */
 const BINARY_DATA_OUTPUT = 'binary_data_output';
@@ -28,25 +28,28 @@ export function isBinaryOutput(request: HttpInferRequest, name: string): boolean
   return request.binaryOutputs?.get(name) ?? request.binaryByDefault;
 }
 
+/** In an inference request, tensor data is an input's `data`, however deeply nested. */
+const INFER_TENSOR_DATA = { isTensorData: (key: string) => key === 'data' };
+
 /**
  * Reads a KServe v2 inference request: the JSON (the first `headerLength` bytes of the
  * body) and any binary inputs after it, in the order the JSON lists them.
  */
-export function parseInferRequest(
+export async function parseInferRequest(
   body: Buffer,
   headerLength: number,
   hasHeaderLength: boolean,
   modelVersion: number | undefined,
-  memory: SystemSharedMemory,
-): HttpInferRequest {
-  const json = parseJsonObject(body.toString('utf8', 0, headerLength), 'inference request');
+  regions: RequestRegions,
+): Promise<HttpInferRequest> {
+  const json = await parseJsonObject(body.subarray(0, headerLength), 'inference request', INFER_TENSOR_DATA);
   const parameters = optionalObject(json, 'parameters', 'the inference request');
   // Triton's /infer takes no triton_ key at all: an answer here is one response, never a stream to end.
   if (parameters !== undefined && Object.hasOwn(parameters, EMPTY_FINAL_RESPONSE)) throw reservedParameter(EMPTY_FINAL_RESPONSE);
   const binary = new BinaryInputs(body, headerLength, hasHeaderLength);
-  const inputs = readInputs(json.inputs, binary, memory);
+  const inputs = await readInputs(json.inputs, binary, regions);
   binary.finish();
-  const { outputs, binaryOutputs } = readOutputs(json.outputs);
+  const { outputs, binaryOutputs } = readOutputs(json.outputs, regions);
   const request: InferRequest = {
     inputs,
     outputs: outputs?.map((output) => output.name),
@@ -57,28 +60,28 @@ export function parseInferRequest(
   return { request, outputs, binaryOutputs, binaryByDefault: optionalBoolean(parameters, BINARY_DATA_OUTPUT, 'the request parameters') ?? false };
 }
 
-function readInputs(value: unknown, binary: BinaryInputs, memory: SystemSharedMemory): Record<string, TensorInput> {
+async function readInputs(value: unknown, binary: BinaryInputs, regions: RequestRegions): Promise<Record<string, TensorInput>> {
   if (!Array.isArray(value)) throw invalid(`the inference request needs an 'inputs' array, got ${describe(value)}`);
   // No prototype: an input named `__proto__` is an input like any other.
   const inputs: Record<string, TensorInput> = Object.create(null);
   const bytesElements = new BytesElementBudget();
-  value.forEach((input: unknown, index) => {
+  for (const [index, input] of value.entries()) {
     if (!isJsonObject(input)) throw invalid(`input ${index} must be an object, got ${describe(input)}`);
     const name = requiredField(optionalString(input, 'name', `input ${index}`), 'name', `input ${index}`);
     if (Object.hasOwn(inputs, name)) throw invalid(`input '${name}' is given more than once`);
-    inputs[name] = readInput(name, input, binary, memory, bytesElements);
-  });
+    inputs[name] = await readInput(name, input, binary, regions, bytesElements);
+  }
   return inputs;
 }
 
 /** One input, from exactly one of: JSON `data`, binary data after the JSON, or a shared-memory region. */
-function readInput(name: string, input: JsonObject, binary: BinaryInputs, memory: SystemSharedMemory, bytesElements: BytesElementBudget): TensorInput {
+async function readInput(name: string, input: JsonObject, binary: BinaryInputs, regions: RequestRegions, bytesElements: BytesElementBudget): Promise<TensorInput> {
   const where = `input '${name}'`;
   const datatype = dataTypeOf(where, requiredField(optionalString(input, 'datatype', where), 'datatype', where));
   const shape = shapeOf(where, input.shape);
   bytesElements.take(name, datatype, shape);
   const parameters = optionalObject(input, 'parameters', where);
-  const binarySize = optionalCount(parameters, 'binary_data_size', `${where} parameters`);
+  const binarySize = optionalUint64(parameters, 'binary_data_size', `${where} parameters`);
   const fromData = input.data !== undefined;
   const fromBinary = binarySize !== undefined;
   const fromSharedMemory = parameters?.shared_memory_region !== undefined;
@@ -89,10 +92,10 @@ function readInput(name: string, input: JsonObject, binary: BinaryInputs, memory
     );
   }
   if (fromBinary) return tensorFromBytes(name, datatype, shape, binary.next(name, binarySize), 'view');
-  return sharedMemoryInput(memory, name, datatype, shape, parameters) ?? { datatype, shape, data: jsonTensorData(where, input.data) };
+  return sharedMemoryInput(regions, name, datatype, shape, parameters) ?? { datatype, shape, data: await jsonTensorData(where, datatype, input.data) };
 }
 
-function readOutputs(value: unknown): { outputs: OutputRequest[] | undefined; binaryOutputs: Map<string, boolean> | undefined } {
+function readOutputs(value: unknown, regions: RequestRegions): { outputs: OutputRequest[] | undefined; binaryOutputs: Map<string, boolean> | undefined } {
   if (value === undefined) return { outputs: undefined, binaryOutputs: undefined };
   if (!Array.isArray(value)) throw invalid(`'outputs' must be an array, got ${describe(value)}`);
   const binaryOutputs = new Map<string, boolean>();
@@ -105,7 +108,7 @@ function readOutputs(value: unknown): { outputs: OutputRequest[] | undefined; bi
     if (asBinary && parameters?.shared_memory_region !== undefined) {
       throw invalid(`output '${name}' can't set both 'shared_memory_region' and 'binary_data'`);
     }
-    return outputRequest(name, parameters);
+    return outputRequest(name, parameters, regions);
   });
   return { outputs, binaryOutputs: binaryOutputs.size ? binaryOutputs : undefined };
 }

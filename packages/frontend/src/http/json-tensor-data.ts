@@ -1,31 +1,106 @@
-import { bytesElementToString, fromBf16, fromFp16, type BytesElement, type Tensor, type TensorInput } from '@tritium/core';
+import { endianness } from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import {
+  bytesElementToString,
+  fromBf16,
+  fromFp16,
+  createTensorData,
+  elementByteSize,
+  toBf16,
+  toFp16,
+  type BytesElement,
+  type DataType,
+  type Tensor,
+  type TensorInput,
+  type TypedTensorData,
+} from '@tritium/core';
 import { describe, invalid } from '../wire-values.js';
+import { FlatTensorValues } from './flat-tensor-values.js';
 
 /**
- * A JSON tensor's `data` as core takes it: flat as sent, or nested arrays flattened in
- * row-major order. Core checks each element against the datatype (BOOL true/false,
- * BYTES strings, FP16/BF16 as numbers, 64-bit integers while exact in a double).
+ * A JSON tensor's `data` (flattened by the parser) as core takes it. Numbers become the
+ * datatype's typed array here, block by block, each checked to fit as core checks them
+ * (without a JavaScript value per element, which a large tensor would make slow); BOOL
+ * booleans become its bytes. Anything else (BYTES strings, bigints, booleans for another
+ * datatype) goes to core as a plain array, which core checks element by element.
  */
-export function jsonTensorData(where: string, data: unknown): TensorInput['data'] {
-  if (!Array.isArray(data)) throw invalid(`${where}: 'data' must be an array, got ${describe(data)}`);
-  return (data.some(Array.isArray) ? flatten(data) : data) as TensorInput['data'];
+export async function jsonTensorData(where: string, datatype: DataType, data: unknown): Promise<TensorInput['data']> {
+  if (!(data instanceof FlatTensorValues)) throw invalid(`${where}: 'data' must be an array, got ${describe(data)}`);
+  const blocks = data.numberBlocks();
+  if (blocks && datatype !== 'BYTES') return fromNumbers(where, datatype, blocks, data.length);
+  if (datatype === 'BOOL' && data.asBooleans()) return data.asBooleans()!;
+  const list = data.toArray();
+  // A float tensor takes an integer beyond 2^53 as the nearest double, as Triton does.
+  const elements = data.hasBigInt && isFloat(datatype) ? list.map((value) => (typeof value === 'bigint' ? Number(value) : value)) : list;
+  return elements as TensorInput['data'];
 }
 
-/** Nested arrays' elements in row-major order, walked with a stack of its own: a client's nesting may be deeper than the call stack. */
-function flatten(data: readonly unknown[]): unknown[] {
-  const flat: unknown[] = [];
-  const stack: Array<{ readonly array: readonly unknown[]; next: number }> = [{ array: data, next: 0 }];
-  while (stack.length > 0) {
-    const top = stack[stack.length - 1]!;
-    if (top.next === top.array.length) {
-      stack.pop();
-      continue;
+function isFloat(datatype: DataType): boolean {
+  return datatype === 'FP16' || datatype === 'BF16' || datatype === 'FP32' || datatype === 'FP64';
+}
+
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+type FixedSize = Exclude<DataType, 'BYTES'>;
+
+/** Blocks converted between turns of the event loop: about a millisecond's work, so that a large tensor holds up no other client. */
+const BLOCKS_PER_TURN = 4;
+
+/** The datatype's typed array of `length` numbers, given in blocks. */
+async function fromNumbers(where: string, datatype: FixedSize, blocks: readonly Float64Array[], length: number): Promise<TypedTensorData> {
+  const out = createTensorData(datatype, length);
+  let offset = 0;
+  for (const [index, block] of blocks.entries()) {
+    if (index > 0 && index % BLOCKS_PER_TURN === 0) await nextTurn();
+    switch (datatype) {
+      case 'FP32':
+      case 'FP64':
+        (out as Float64Array).set(block, offset);
+        break;
+      case 'FP16':
+      case 'BF16':
+        (out as Uint16Array).set(datatype === 'FP16' ? toFp16(block) : toBf16(block), offset);
+        break;
+      case 'INT64':
+      case 'UINT64':
+        writeInt64s(where, datatype, block, out as BigInt64Array, offset);
+        break;
+      default:
+        writeIntegers(where, datatype, block, out as Int32Array, offset);
     }
-    const element = top.array[top.next++];
-    if (Array.isArray(element)) stack.push({ array: element, next: 0 });
-    else flat.push(element);
+    offset += block.length;
   }
-  return flat;
+  return out;
+}
+
+/** Integers up to 32 bits (and BOOL's 0/1): a typed array stores one that fits as it is, and wraps or truncates any other. */
+function writeIntegers(where: string, datatype: FixedSize, block: Float64Array, out: Int32Array, offset: number): void {
+  for (let i = 0; i < block.length; i++) {
+    const value = block[i]!;
+    out[offset + i] = value;
+    if (out[offset + i] !== value || (datatype === 'BOOL' && value > 1)) throw elementError(where, datatype, offset + i, value);
+  }
+}
+
+/** 64-bit integers written as two 32-bit words each, as a bigint per element would cost an allocation. */
+function writeInt64s(where: string, datatype: 'INT64' | 'UINT64', block: Float64Array, out: BigInt64Array, offset: number): void {
+  const words = new Uint32Array(out.buffer, out.byteOffset + offset * 8, block.length * 2);
+  const [low, high] = LITTLE_ENDIAN ? [0, 1] : [1, 0];
+  for (let i = 0; i < block.length; i++) {
+    const value = block[i]!;
+    if (!Number.isSafeInteger(value) || (datatype === 'UINT64' && value < 0)) throw elementError(where, datatype, offset + i, value);
+    words[2 * i + low] = value >>> 0;
+    words[2 * i + high] = Math.floor(value / 2 ** 32);
+  }
+}
+
+/** As core words it for a plain array's element. */
+function elementError(where: string, datatype: FixedSize, index: number, value: number) {
+  if (datatype === 'BOOL') return invalid(`${where}: element ${index} is ${value}, expected a boolean (or 0/1) for BOOL`);
+  const bits = elementByteSize(datatype)! * 8;
+  const [min, max] = datatype.startsWith('U') ? [0n, 2n ** BigInt(bits) - 1n] : [-(2n ** BigInt(bits - 1)), 2n ** BigInt(bits - 1) - 1n];
+  const expected = bits === 64 ? 'a bigint or safe integer' : 'an integer';
+  return invalid(`${where}: element ${index} is ${value}, expected ${expected} in [${min}, ${max}] for ${datatype}`);
 }
 
 /**

@@ -15,19 +15,17 @@ export async function requestBody(req: IncomingMessage, limit: number): Promise<
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(`${declared} bytes`, limit);
   const body = await new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
+    const segments = new BodySegments();
     req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
+      if (segments.size + chunk.length > limit) {
         req.removeAllListeners('data');
         req.pause();
         reject(tooLarge(`more than ${limit} bytes`, limit));
       } else {
-        chunks.push(chunk);
+        segments.add(chunk);
       }
     });
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    req.once('end', () => resolve(segments.joined()));
     // The client went away (or the parser refused the rest of the request, and answered it).
     req.once('error', () => reject(new InferenceError('CANCELLED', 'the client closed the connection before the request body was complete')));
   });
@@ -35,10 +33,60 @@ export async function requestBody(req: IncomingMessage, limit: number): Promise<
   return encoding === undefined ? body : decodeBody(body, encoding, limit);
 }
 
+/** Bytes per segment: well above malloc's mmap threshold, so a segment goes back to the system when freed. */
+const SEGMENT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A body as it arrives. Past the first chunk, chunks are copied into segments at once, so
+ * that the socket's small chunks are freed and reused as they come: a large body held as
+ * a thousand 64 KiB chunks until its end would leave that much of the heap fragmented,
+ * resident long after the body is gone.
+ */
+class BodySegments {
+  private first: Buffer | undefined;
+  private readonly full: Buffer[] = [];
+  private segment: Buffer | undefined;
+  private used = 0;
+  size = 0;
+
+  add(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.first === undefined && this.segment === undefined) {
+      this.first = chunk;
+      return;
+    }
+    if (this.first !== undefined) {
+      const first = this.first;
+      this.first = undefined;
+      this.copy(first);
+    }
+    this.copy(chunk);
+  }
+
+  private copy(chunk: Buffer): void {
+    for (let at = 0; at < chunk.length; ) {
+      if (this.segment === undefined || this.used === this.segment.length) {
+        if (this.segment !== undefined) this.full.push(this.segment);
+        this.segment = Buffer.allocUnsafeSlow(SEGMENT_BYTES);
+        this.used = 0;
+      }
+      const copied = chunk.copy(this.segment, this.used, at);
+      this.used += copied;
+      at += copied;
+    }
+  }
+
+  /** The whole body: a single chunk as it is, without a copy. */
+  joined(): Buffer {
+    if (this.segment === undefined) return this.first ?? Buffer.alloc(0);
+    return this.full.length === 0 ? this.segment.subarray(0, this.used) : Buffer.concat([...this.full, this.segment.subarray(0, this.used)], this.size);
+  }
+}
+
 /** A control request's JSON object; undefined for an empty body, which those requests may send. */
 export async function optionalJsonBody(req: IncomingMessage, limit: number, what: string): Promise<JsonObject | undefined> {
   const body = await requestBody(req, limit);
-  return body.length === 0 ? undefined : parseJsonObject(body.toString('utf8'), what);
+  return body.length === 0 ? undefined : parseJsonObject(body, what);
 }
 
 function tooLarge(size: string, limit: number): HttpError {

@@ -1,11 +1,12 @@
 import { InferenceError } from '@tritium/core';
 import { modelVersion } from '../model-version.js';
+import type { RestrictedCategory } from '../restricted-api.js';
 import { HttpError } from './http-errors.js';
 
 export type ModelAction = 'metadata' | 'ready' | 'config' | 'stats' | 'infer' | 'generate' | 'generate_stream';
 export type SharedMemoryAction = 'status' | 'register' | 'unregister';
 
-/** What a request asks for, read off its method and path. */
+/** What a request asks for, read off its path. */
 export type Route =
   | { readonly kind: 'server-metadata' }
   | { readonly kind: 'health'; readonly probe: 'live' | 'ready' }
@@ -20,17 +21,55 @@ const SHARED_MEMORY_ACTIONS = new Set<string>(['status', 'register', 'unregister
 const POSTED = new Set<string>(['infer', 'generate', 'generate_stream', 'register', 'unregister']);
 
 /**
- * The route of Triton's HTTP/REST API that a request names (KServe v2 and Triton's
+ * The route of Triton's HTTP/REST API that a request's path names (KServe v2 and Triton's
  * extensions), splitting the path once and switching on its parts. An unknown path is
- * NOT_FOUND (404) and a known one with the wrong method is 405, as in Triton.
+ * NOT_FOUND (404), as in Triton; the method is checked apart (checkMethod), after the
+ * route's restriction, as Triton's handlers do.
  */
 export function routeOf(method: string | undefined, url: string | undefined): Route {
-  const path = (url ?? '/').split('?', 1)[0]!;
+  const path = pathOf(url);
   const route = parse(path.split('/'));
   if (!route) throw new InferenceError('NOT_FOUND', `Not Found: no route for ${method} ${path}`);
-  const expected = methodOf(route);
-  if (method !== expected) throw new HttpError(405, `Method Not Allowed: ${path} takes ${expected}, got ${method}`, { allow: expected });
   return route;
+}
+
+/** A route asked for with another method than its own is 405, as in Triton. */
+export function checkMethod(route: Route, method: string | undefined, url: string | undefined): void {
+  const expected = methodOf(route);
+  if (method !== expected) throw new HttpError(405, `Method Not Allowed: ${pathOf(url)} takes ${expected}, got ${method}`, { allow: expected });
+}
+
+/** The restricted-API category of a route, as Triton's handlers check them. */
+export function categoryOf(route: Route): RestrictedCategory {
+  switch (route.kind) {
+    case 'server-metadata':
+      return 'metadata';
+    case 'health':
+      return 'health';
+    case 'statistics':
+      return 'statistics';
+    case 'repository-index':
+    case 'repository-control':
+      return 'model-repository';
+    case 'shared-memory':
+      return 'shared-memory';
+    case 'model':
+      return MODEL_ACTION_CATEGORIES[route.action];
+  }
+}
+
+const MODEL_ACTION_CATEGORIES: Readonly<Record<ModelAction, RestrictedCategory>> = {
+  metadata: 'metadata',
+  ready: 'health',
+  config: 'model-config',
+  stats: 'statistics',
+  infer: 'inference',
+  generate: 'inference',
+  generate_stream: 'inference',
+};
+
+function pathOf(url: string | undefined): string {
+  return (url ?? '/').split('?', 1)[0]!;
 }
 
 function methodOf(route: Route): 'GET' | 'POST' {

@@ -10,11 +10,13 @@ type SharedMemoryRoute = Extract<Route, { kind: 'shared-memory' }>;
 
 /** Triton's system and CUDA shared-memory extensions: status, register and unregister. */
 export const sharedMemory: Handler<SharedMemoryRoute> = async (context, route, req, res) => {
+  const { memory } = context;
+  // As Triton, checked first: without --allow-client-shm no region (system or CUDA) is registered or unregistered.
+  if (route.action !== 'status') memory.checkAllowed();
   if (route.action === 'register' && route.region === undefined) {
     throw invalid(`'region name' is necessary to register ${route.memory} shared memory region`);
   }
   if (route.memory === 'cuda') return cudaSharedMemory(route, res);
-  const { memory } = context;
   switch (route.action) {
     case 'status':
       return sendJson(res, 200, JSON.stringify(memory.status(route.region).map(({ name, key, offset, byteSize }) => ({ name, key, offset, byte_size: byteSize }))));

@@ -1,6 +1,8 @@
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { InferenceError, type InferenceServer } from '@tritium/core';
+import { closeSync, readSync, writeSync } from 'node:fs';
+import { InferenceError } from '@tritium/core';
 import { asCount, invalid } from '../wire-values.js';
+import { currentSize, openRegionFile, type FileIdentity } from './region-file.js';
+import { RequestRegions } from './request-regions.js';
 
 /** Where a tensor lies in a registered region: Triton's `shared_memory_region/offset/byte_size` parameters. */
 export interface SharedMemoryRef {
@@ -18,18 +20,113 @@ export interface SharedMemoryRegionStatus {
   readonly byteSize: number;
 }
 
-interface Region extends SharedMemoryRegionStatus {
-  readonly fd: number;
+/**
+ * Key prefixes no client may register: this process's own regions (the Python backend
+ * names its `tritium-<pid>-…`), which carry other requests' tensors, and the prefix
+ * Triton reserves for its Python backend's.
+ */
+const RESERVED_KEY_PREFIXES = [`tritium-${process.pid}-`, 'triton_python_backend_shm_region_'];
+
+/**
+ * One registered region. It holds no file descriptor while idle: the first request that
+ * uses it opens its file (checking that the key still names the file registered), the
+ * requests using it at once share that descriptor, and the last one to end closes it.
+ */
+export class SharedMemoryRegion implements SharedMemoryRegionStatus {
+  private fd: number | undefined;
+  private users = 0;
+
+  constructor(
+    readonly name: string,
+    readonly key: string,
+    readonly offset: number,
+    readonly byteSize: number,
+    private readonly file: FileIdentity,
+    private readonly whenIdle: (region: SharedMemoryRegion) => void,
+  ) {}
+
+  get inUse(): boolean {
+    return this.users > 0;
+  }
+
+  /** One more request uses the region, until it calls release(). */
+  acquire(): void {
+    if (this.users === 0) this.fd = this.open();
+    this.users++;
+  }
+
+  release(): void {
+    if (--this.users > 0) return;
+    closeSync(this.fd!);
+    this.fd = undefined;
+    this.whenIdle(this);
+  }
+
+  /** Throws unless `ref` lies inside the region. */
+  check(ref: SharedMemoryRef): void {
+    if (asCount(ref.offset) === undefined || asCount(ref.byteSize) === undefined || ref.offset + ref.byteSize > this.byteSize) {
+      throw invalid(`shared memory region '${ref.region}': offset ${ref.offset} + byte_size ${ref.byteSize} is outside its ${this.byteSize} bytes`);
+    }
+  }
+
+  /** A copy of the bytes at `ref` (checked), in a buffer of its own, so typed arrays over it are aligned. */
+  read(ref: SharedMemoryRef): Uint8Array {
+    const fd = this.descriptor(ref);
+    const bytes = new Uint8Array(ref.byteSize);
+    for (let done = 0; done < bytes.length; ) {
+      const read = readSync(fd, bytes, done, bytes.length - done, this.offset + ref.offset + done);
+      if (read === 0) throw this.truncated();
+      done += read;
+    }
+    return bytes;
+  }
+
+  /** Writes `bytes` at `ref` (checked, and holding at least `bytes.length`). */
+  write(ref: SharedMemoryRef, bytes: Uint8Array): void {
+    const fd = this.descriptor(ref);
+    for (let done = 0; done < bytes.length; ) {
+      done += writeSync(fd, bytes, done, bytes.length - done, this.offset + ref.offset + done);
+    }
+  }
+
+  /** The descriptor the requests using the region share, once `ref` is known to lie inside both the region and the file as it is now (so a write never grows it). */
+  private descriptor(ref: SharedMemoryRef): number {
+    const fd = this.fd!;
+    this.check(ref);
+    if (this.offset + ref.offset + ref.byteSize > currentSize(fd)) throw this.truncated();
+    return fd;
+  }
+
+  private open(): number {
+    const file = openRegionFile(this.key, `shared memory region '${this.name}'`);
+    if (file.dev !== this.file.dev || file.ino !== this.file.ino) {
+      closeSync(file.fd);
+      throw invalid(`shared memory region '${this.name}': key '${this.key}' now names another file than the one registered`);
+    }
+    return file.fd;
+  }
+
+  private truncated(): InferenceError {
+    return invalid(`shared memory region '${this.name}': key '${this.key}' was truncated to fewer bytes than the region registered`);
+  }
 }
 
 /**
  * Triton's system shared-memory extension: regions a client on the same host made with
- * shm_open, registered by name. Tensors move through the region's file in /dev/shm
- * (one copy each way, into or out of the page cache the client has mapped), so no
- * mapping outlives an unregister and nothing here needs a native addon.
+ * shm_open, registered by name. Tensors move through the region's file in /dev/shm (one
+ * copy each way, into or out of the page cache the client has mapped), so nothing here
+ * needs a native addon. A file is opened only while requests use it, never through a
+ * symbolic link, and only if it is still the regular file registered.
  */
 export class SystemSharedMemory {
-  private readonly regions = new Map<string, Region>();
+  private readonly regions = new Map<string, SharedMemoryRegion>();
+  /** Regions unregistered while requests still use them: they keep their place (and descriptor) until those end. */
+  private readonly draining = new Set<SharedMemoryRegion>();
+
+  /** The regions that hold a place: every registered one, and those unregistered but still in use. */
+  get held(): number {
+    return this.regions.size + this.draining.size;
+  }
 
   register(name: string, key: string, offset: number, byteSize: number): void {
     if (!name) throw invalid('a shared-memory region needs a name');
@@ -39,29 +136,29 @@ export class SystemSharedMemory {
     if (!/^\/?[^/\0]+$/.test(key) || key === '/.' || key === '/..' || key === '.' || key === '..') {
       throw invalid(`shared memory key '${key}' is not a POSIX shared-memory name (one '/' at most, at the start)`);
     }
+    const reserved = RESERVED_KEY_PREFIXES.find((prefix) => key.replace(/^\//, '').startsWith(prefix));
+    if (reserved) throw invalid(`cannot register shared memory region '${name}' with key '${key}': keys starting '${reserved}' are the server's own`);
     if (asCount(offset) === undefined || asCount(byteSize) === undefined) {
       throw invalid(`shared memory region '${name}': offset and byte_size must be non-negative integers`);
     }
-    let fd: number;
-    try {
-      fd = openSync(`/dev/shm/${key.replace(/^\//, '')}`, 'r+');
-    } catch (error) {
-      throw invalid(`unable to open shared memory region '${name}' (key '${key}'): ${(error as Error).message}`);
+    const file = openRegionFile(key, `shared memory region '${name}'`);
+    closeSync(file.fd);
+    if (offset + byteSize > file.size) {
+      throw invalid(`shared memory region '${name}': offset ${offset} + byte_size ${byteSize} exceeds the ${file.size} bytes of key '${key}'`);
     }
-    const size = fstatSync(fd).size;
-    if (offset + byteSize > size) {
-      closeSync(fd);
-      throw invalid(`shared memory region '${name}': offset ${offset} + byte_size ${byteSize} exceeds the ${size} bytes of key '${key}'`);
-    }
-    this.regions.set(name, { name, key, offset, byteSize, fd });
+    this.regions.set(name, new SharedMemoryRegion(name, key, offset, byteSize, file, (region) => this.draining.delete(region)));
   }
 
-  /** Unregisters one region, or every region when no name is given. Unknown names are not an error, as in Triton. */
+  /**
+   * Unregisters one region, or every region when no name is given. Unknown names are not
+   * an error, as in Triton. The name is free again at once; requests in flight that use
+   * the region keep it until they end.
+   */
   unregister(name?: string): void {
     for (const region of name === undefined ? [...this.regions.values()] : [this.regions.get(name)]) {
       if (!region) continue;
       this.regions.delete(region.name);
-      closeSync(region.fd);
+      if (region.inUse) this.draining.add(region);
     }
   }
 
@@ -71,66 +168,18 @@ export class SystemSharedMemory {
     return regions.map(({ name, key, offset, byteSize }) => ({ name, key, offset, byteSize }));
   }
 
-  /** A copy of the bytes at `ref`, in a buffer of its own (so typed arrays over it are aligned). */
-  read(ref: SharedMemoryRef): Uint8Array {
-    const region = this.within(ref);
-    const bytes = new Uint8Array(ref.byteSize);
-    for (let done = 0; done < bytes.length; ) {
-      const read = readSync(region.fd, bytes, done, bytes.length - done, region.offset + ref.offset + done);
-      if (read === 0) throw invalid(`shared memory region '${ref.region}' was truncated under the request`);
-      done += read;
-    }
-    return bytes;
-  }
-
-  /** Writes `bytes` at `ref`, which must have room for them. */
-  write(ref: SharedMemoryRef, bytes: Uint8Array): void {
-    if (bytes.length > ref.byteSize) {
-      throw invalid(`shared memory region '${ref.region}': the output needs ${bytes.length} bytes, only ${ref.byteSize} were given`);
-    }
-    const region = this.within(ref);
-    for (let done = 0; done < bytes.length; ) {
-      done += writeSync(region.fd, bytes, done, bytes.length - done, region.offset + ref.offset + done);
-    }
-  }
-
-  private region(name: string): Region {
+  /** The region registered as `name`. */
+  region(name: string): SharedMemoryRegion {
     const region = this.regions.get(name);
     if (!region) throw new InferenceError('NOT_FOUND', `unable to find system shared memory region: '${name}'`);
     return region;
   }
 
-  private within(ref: SharedMemoryRef): Region {
-    const region = this.region(ref.region);
-    if (asCount(ref.offset) === undefined || asCount(ref.byteSize) === undefined || ref.offset + ref.byteSize > region.byteSize) {
-      throw invalid(`shared memory region '${ref.region}': offset ${ref.offset} + byte_size ${ref.byteSize} is outside its ${region.byteSize} bytes`);
-    }
-    return region;
+  /**
+   * The regions of one request, held from when it names them until release(). A BYTES
+   * input may take up to `largestBytesInput` bytes from a region.
+   */
+  forRequest(largestBytesInput: number): RequestRegions {
+    return new RequestRegions(this, largestBytesInput);
   }
-}
-
-/** Each server's regions: one registry that every frontend of that server shares, as in Triton. */
-const registries = new WeakMap<InferenceServer, { memory: SystemSharedMemory; users: number }>();
-
-/**
- * The server's shared-memory registry for a frontend that opens; `release` when the
- * frontend closes: the last one to close unregisters every region.
- */
-export function attachSharedMemory(server: InferenceServer): { memory: SystemSharedMemory; release(): void } {
-  let entry = registries.get(server);
-  if (!entry) registries.set(server, (entry = { memory: new SystemSharedMemory(), users: 0 }));
-  entry.users++;
-  const held = entry;
-  let released = false;
-  return {
-    memory: held.memory,
-    release() {
-      if (released) return;
-      released = true;
-      if (--held.users === 0) {
-        held.memory.unregister();
-        registries.delete(server);
-      }
-    },
-  };
 }

@@ -1,0 +1,281 @@
+import { Buffer } from 'node:buffer';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { FlatTensorValues } from './flat-tensor-values.js';
+
+/**
+ * Triton's limit on JSON nesting (HTTP_MAX_JSON_NESTING_DEPTH): a tensor's `data` may
+ * hold no value inside 100 arrays (its own counted), and here no other part of a
+ * request nests objects and arrays more than 100 deep.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Bytes parsed between turns of the event loop, a few milliseconds' work, so that other clients are served while a large body is parsed. */
+export const JSON_SLICE_BYTES = 256 * 1024;
+
+export interface JsonParseOptions {
+  /** Whether an object member of this name holds tensor data: its arrays come back as FlatTensorValues, nested ones flattened as read. */
+  readonly isTensorData?: (key: string) => boolean;
+}
+
+/** A JSON syntax error, or nesting beyond MAX_JSON_DEPTH; the message says what and at which byte. */
+export class JsonParseError extends Error {}
+
+/**
+ * Parses JSON from UTF-8 bytes without blocking the event loop: every JSON_SLICE_BYTES
+ * it waits a turn. It walks with a stack of its own (no recursion), refuses nesting
+ * beyond MAX_JSON_DEPTH as soon as it meets it, reads integers beyond 2^53 exactly as
+ * bigints, and builds tensor data flat, never an array per row. Strings decode as
+ * Buffer's UTF-8 does (a malformed sequence becomes U+FFFD), like JSON.parse of the
+ * decoded text.
+ */
+export async function parseJson(bytes: Uint8Array, options: JsonParseOptions = {}): Promise<unknown> {
+  const reader = new JsonReader(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), options.isTensorData ?? (() => false));
+  let nextPause = JSON_SLICE_BYTES;
+  while (!reader.step()) {
+    if (reader.position >= nextPause) {
+      await nextTurn();
+      nextPause = reader.position + JSON_SLICE_BYTES;
+    }
+  }
+  return reader.result;
+}
+
+type Frame =
+  | { readonly kind: 'object'; readonly value: Record<string, unknown>; key: string }
+  | { readonly kind: 'array'; readonly value: unknown[] }
+  /** One level of a tensor's arrays; `depth` counts them from the tensor's `data` (1). */
+  | { readonly kind: 'tensor'; readonly values: FlatTensorValues; readonly depth: number };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** A control character, which JSON strings must escape. */
+const CONTROL = /[\u0000-\u001f]/;
+/** Powers of ten that a double holds exactly: m / 10^k and m * 10^k of a mantissa below 2^53 round correctly (Clinger's fast path). */
+const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+class JsonReader {
+  position = 0;
+  result: unknown;
+  private readonly stack: Frame[] = [];
+  /** Objects and arrays open outside tensor data. */
+  private depth = 0;
+  /** Where the next backslash is, found once per backslash rather than once per string. */
+  private nextBackslash = -1;
+
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly isTensorData: (key: string) => boolean,
+  ) {}
+
+  /** Reads one value (a scalar, or the opening of an object or array) and whatever closes after it; true at the end of the document. */
+  step(): boolean {
+    const top = this.stack[this.stack.length - 1];
+    if (top?.kind === 'tensor' && top.depth >= MAX_JSON_DEPTH) this.tooDeep();
+    switch (this.skipSpace()) {
+      case 0x7b /* { */: {
+        this.open();
+        const object: Record<string, unknown> = {};
+        if (this.skipSpace() === 0x7d /* } */) {
+          this.position++;
+          this.depth--;
+          return this.deliver(object);
+        }
+        this.stack.push({ kind: 'object', value: object, key: this.readKey() });
+        return false;
+      }
+      case 0x5b /* [ */: {
+        let frame: Frame;
+        if (top?.kind === 'tensor') {
+          this.position++;
+          frame = { kind: 'tensor', values: top.values, depth: top.depth + 1 };
+        } else if (top?.kind === 'object' && this.isTensorData(top.key)) {
+          this.position++;
+          frame = { kind: 'tensor', values: new FlatTensorValues(), depth: 1 };
+        } else {
+          this.open();
+          frame = { kind: 'array', value: [] };
+        }
+        if (this.skipSpace() === 0x5d /* ] */) {
+          this.position++;
+          return this.close(frame);
+        }
+        this.stack.push(frame);
+        return false;
+      }
+      default:
+        return this.deliver(this.readScalar());
+    }
+  }
+
+  private open(): void {
+    if (this.depth >= MAX_JSON_DEPTH) this.tooDeep();
+    this.position++;
+    this.depth++;
+  }
+
+  /** A closed object or array: a nested tensor array's elements are already its tensor's. */
+  private close(frame: Frame): boolean {
+    if (frame.kind === 'tensor') return frame.depth === 1 ? this.deliver(frame.values) : this.afterValue();
+    this.depth--;
+    return this.deliver(frame.value);
+  }
+
+  /** Puts a finished value in its container (or makes it the result), then reads what follows it. */
+  private deliver(value: unknown): boolean {
+    const top = this.stack[this.stack.length - 1];
+    if (top === undefined) {
+      this.result = value;
+      if (this.skipSpace() !== undefined) this.unexpected();
+      return true;
+    }
+    if (top.kind === 'object') {
+      // A member named __proto__ is a member like any other, as JSON.parse makes it.
+      if (top.key === '__proto__') Object.defineProperty(top.value, top.key, { value, enumerable: true, writable: true, configurable: true });
+      else top.value[top.key] = value;
+    } else if (top.kind === 'array') {
+      top.value.push(value);
+    } else {
+      top.values.add(value);
+    }
+    return this.afterValue();
+  }
+
+  /** After a container's member: a comma and the next one, or the container's end. */
+  private afterValue(): boolean {
+    const top = this.stack[this.stack.length - 1]!;
+    const next = this.skipSpace();
+    if (next === 0x2c /* , */) {
+      this.position++;
+      if (top.kind === 'object') top.key = this.readKey();
+      return false;
+    }
+    if (next !== (top.kind === 'object' ? 0x7d : 0x5d)) this.unexpected();
+    this.position++;
+    this.stack.pop();
+    return this.close(top);
+  }
+
+  private readKey(): string {
+    if (this.skipSpace() !== QUOTE) this.unexpected();
+    const key = this.readString();
+    if (this.skipSpace() !== 0x3a /* : */) this.unexpected();
+    this.position++;
+    return key;
+  }
+
+  private readScalar(): unknown {
+    const byte = this.bytes[this.position];
+    if (byte === QUOTE) return this.readString();
+    if (byte === 0x2d /* - */ || (byte !== undefined && byte >= 0x30 && byte <= 0x39)) return this.readNumber();
+    if (this.literal('true')) return true;
+    if (this.literal('false')) return false;
+    if (this.literal('null')) return null;
+    return this.unexpected();
+  }
+
+  private literal(word: string): boolean {
+    if (this.bytes.toString('latin1', this.position, this.position + word.length) !== word) return false;
+    this.position += word.length;
+    return true;
+  }
+
+  private readString(): string {
+    const start = this.position + 1;
+    const end = this.bytes.indexOf(QUOTE, start);
+    if (end === -1) this.fail('unterminated string');
+    if (this.nextBackslash < start && this.nextBackslash !== -2) {
+      this.nextBackslash = this.bytes.indexOf(BACKSLASH, start);
+      if (this.nextBackslash === -1) this.nextBackslash = -2;
+    }
+    if (this.nextBackslash >= 0 && this.nextBackslash < end) return this.readEscapedString(start);
+    this.position = end + 1;
+    const text = this.bytes.toString('utf8', start, end);
+    if (CONTROL.test(text)) this.fail('a control character in a string');
+    return text;
+  }
+
+  /** A string with escapes: found to its end here, decoded by JSON.parse, which checks the escapes. */
+  private readEscapedString(start: number): string {
+    let at = start;
+    for (;;) {
+      const byte = this.bytes[at];
+      if (byte === undefined) this.fail('unterminated string');
+      if (byte === QUOTE) break;
+      at += byte === BACKSLASH ? 2 : 1;
+    }
+    this.position = at + 1;
+    try {
+      return JSON.parse(this.bytes.toString('utf8', start - 1, at + 1)) as string;
+    } catch {
+      return this.fail('a malformed string');
+    }
+  }
+
+  /** JSON's number grammar; an integer beyond 2^53 is a bigint, exactly as written. */
+  private readNumber(): number | bigint {
+    const { bytes } = this;
+    const start = this.position;
+    let at = start;
+    const negative = bytes[at] === 0x2d;
+    if (negative) at++;
+    let mantissa = 0;
+    let digits = 0;
+    let fractionDigits = 0;
+    if (bytes[at] === 0x30) {
+      at++;
+    } else {
+      if (!isDigit(bytes[at])) this.fail('a malformed number', at);
+      for (; isDigit(bytes[at]); at++, digits++) mantissa = mantissa * 10 + bytes[at]! - 0x30;
+    }
+    const integer = bytes[at] !== 0x2e /* . */ && (bytes[at] | 0x20) !== 0x65; /* e */
+    if (bytes[at] === 0x2e) {
+      at++;
+      if (!isDigit(bytes[at])) this.fail('a malformed number', at);
+      for (; isDigit(bytes[at]); at++, digits++, fractionDigits++) mantissa = mantissa * 10 + bytes[at]! - 0x30;
+    }
+    let exponent = 0;
+    if ((bytes[at]! | 0x20) === 0x65) {
+      at++;
+      const negativeExponent = bytes[at] === 0x2d;
+      if (negativeExponent || bytes[at] === 0x2b) at++;
+      if (!isDigit(bytes[at])) this.fail('a malformed number', at);
+      for (; isDigit(bytes[at]); at++) exponent = Math.min(exponent * 10 + bytes[at]! - 0x30, 1e6);
+      if (negativeExponent) exponent = -exponent;
+    }
+    this.position = at;
+    if (digits <= 15) {
+      const scale = exponent - fractionDigits;
+      if (scale >= 0 && scale < EXACT_POWERS_OF_TEN.length) return (negative ? -mantissa : mantissa) * EXACT_POWERS_OF_TEN[scale]!;
+      if (scale < 0 && -scale < EXACT_POWERS_OF_TEN.length) return (negative ? -mantissa : mantissa) / EXACT_POWERS_OF_TEN[-scale]!;
+    }
+    const text = bytes.toString('latin1', start, at);
+    const value = Number(text);
+    return integer && !Number.isSafeInteger(value) ? BigInt(text) : value;
+  }
+
+  /** The next byte that is not JSON whitespace, where `position` now is; undefined at the end. */
+  private skipSpace(): number | undefined {
+    const { bytes } = this;
+    let byte = bytes[this.position];
+    while (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) byte = bytes[++this.position];
+    return byte;
+  }
+
+  private tooDeep(): never {
+    return this.fail(`JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_DEPTH})`);
+  }
+
+  private unexpected(): never {
+    const byte = this.bytes[this.position];
+    if (byte === undefined) return this.fail('unexpected end of the JSON');
+    return this.fail(`unexpected ${byte >= 0x21 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `byte 0x${byte.toString(16).padStart(2, '0')}`}`);
+  }
+
+  private fail(what: string, at = this.position): never {
+    throw new JsonParseError(`${what} at byte ${at}`);
+  }
+}
+
+function isDigit(byte: number | undefined): boolean {
+  return byte !== undefined && byte >= 0x30 && byte <= 0x39;
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { toTensor, type DataType } from '@tritium/core';
+import { FlatTensorValues } from '../src/http/flat-tensor-values.js';
+import { jsonTensorData } from '../src/http/json-tensor-data.js';
+
+const convert = (datatype: DataType, values: unknown[]) => jsonTensorData("input 'X'", datatype, FlatTensorValues.of(values));
+
+describe('jsonTensorData', () => {
+  it('makes the typed array core would make of the same numbers, across blocks', async () => {
+    const many = Array.from({ length: 70_000 }, (_, i) => (i % 200) - 100);
+    const cases: Array<[DataType, unknown[]]> = [
+      ['FP32', [0.1, -2.5, 1e40, ...many]],
+      ['FP64', [0.1, 5e-324, ...many]],
+      ['FP16', [0.1, 65504, 1e6]],
+      ['BF16', [0.1, 3e38]],
+      ['INT8', [-128, 127, -0, ...many]],
+      ['UINT32', [0, 4294967295]],
+      ['INT64', [-9007199254740991, 9007199254740991, -1, -(2 ** 32), 2 ** 32 + 5, ...many]],
+      ['UINT64', [0, 9007199254740991, 2 ** 32]],
+      ['BOOL', [true, false]],
+      ['BOOL', [0, 1, -0]],
+    ];
+    for (const [datatype, values] of cases) {
+      const data = await convert(datatype, values);
+      expect(ArrayBuffer.isView(data), datatype).toBe(true);
+      const plain = values.map((value) => (datatype !== 'BOOL' && typeof value === 'boolean' ? Number(value) : value));
+      expect(data, datatype).toEqual(toTensor('X', { datatype, shape: [values.length], data: plain as number[] }).data);
+    }
+  });
+
+  it('refuses a number that does not fit the datatype, in the words core uses', async () => {
+    const cases: Array<[DataType, unknown[]]> = [
+      ['INT32', [1, 2.5]],
+      ['UINT8', [256]],
+      ['INT8', [-129]],
+      ['UINT64', [3, -1]],
+      ['INT64', [2 ** 53]],
+      ['BOOL', [0, 2]],
+    ];
+    for (const [datatype, values] of cases) {
+      let expected = '';
+      try {
+        toTensor('X', { datatype, shape: [values.length], data: values as number[] });
+      } catch (error) {
+        expected = (error as Error).message;
+      }
+      await expect(convert(datatype, values), datatype).rejects.toThrow(expect.objectContaining({ code: 'INVALID_ARG', message: expected }));
+    }
+  });
+
+  it('passes strings, bigints and mixed elements to core as a plain array, bigints as doubles for a float tensor', async () => {
+    expect(await convert('BYTES', ['a', 'b'])).toEqual(['a', 'b']);
+    expect(await convert('INT64', [1, 9007199254740993n])).toEqual([1, 9007199254740993n]);
+    expect(await convert('FP64', [1, 18446744073709551615n])).toEqual([1, 18446744073709551615]);
+    await expect(jsonTensorData("input 'X'", 'FP32', 5)).rejects.toThrow("input 'X': 'data' must be an array, got number 5");
+  });
+});
