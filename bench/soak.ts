@@ -234,13 +234,13 @@ const mixed = rounds.filter((r) => r.mixed);
 const ratios = mixed.map((round, i) => p99(round.latenciesUs) / p99(clean[i]!.latenciesUs));
 console.log(`\nSoak: ${mixedRounds} mixed rounds of ${MIXED_ROUND_MS / 1000} s (${(BAD_SHARE * 100).toFixed(0)}% bad) alternating with clean rounds of ${CLEAN_ROUND_MS / 1000} s; ${HTTP_CLIENTS} HTTP and ${GRPC_CLIENTS} gRPC clients`);
 table([
-  { rounds: 'clean', 'good requests': clean.reduce((n, r) => n + r.good, 0), 'bad requests': 0, 'median p99 µs': median(clean.map((r) => p99(r.latenciesUs))) },
+  { rounds: 'clean', 'good requests': clean.reduce((n, r) => n + r.good, 0), 'bad requests': '0', 'median p99 µs': median(clean.map((r) => p99(r.latenciesUs))) },
   { rounds: 'mixed', 'good requests': mixed.reduce((n, r) => n + r.good, 0), 'bad requests': mixed.reduce((n, r) => n + r.bad, 0), 'median p99 µs': median(mixed.map((r) => p99(r.latenciesUs))) },
 ]);
 console.log(`p99 mixed ÷ clean, per pair of rounds: median ${median(ratios).toFixed(2)}, range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`);
 console.log(`server RSS: ${rssStart.toFixed(0)} MB at the start, ${rssPeak.toFixed(0)} MB at its peak, ${rssEnd.toFixed(0)} MB 10 s after the end`);
-console.log(failures.size === 0 ? 'nothing lost: every good request answered right, every bad one refused as a client error' : 'FAILURES:');
-table([...failures].map(([what, count]) => ({ what, count })));
+if (failures.size === 0) console.log('nothing lost: every good request answered right, every bad one refused as a client error');
+else table([...failures].map(([what, count]) => ({ failure: what, count: String(count) })));
 
 grpcChannel.close();
 agent.destroy();

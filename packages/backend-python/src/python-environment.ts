@@ -63,7 +63,7 @@ export async function pythonEnvironment(config: ModelConfig, modelDirectory: str
     throw new InferenceError(
       'INVALID_ARG',
       `${model}: the ${PYTHON_INTERPRETER} parameter is not accepted: a model's config may not choose a program for the server to run; ` +
-        `set the interpreter with pythonBackend({ interpreter }), or give the model an environment (${EXECUTION_ENV_PATH})`,
+        `set the interpreter with pythonBackend({ interpreter }) (tritium serve: --backend-config=python,interpreter=<path>), or give the model an environment (${EXECUTION_ENV_PATH})`,
     );
   }
   const envPath = parameters[EXECUTION_ENV_PATH]?.string_value;
@@ -73,7 +73,7 @@ export async function pythonEnvironment(config: ModelConfig, modelDirectory: str
       throw new InferenceError(
         'INVALID_ARG',
         `${model}: ${EXECUTION_ENV_PATH} '${envPath}' lies outside the model's directory: put the environment inside it ($$TRITON_MODEL_DIRECTORY/...), ` +
-          `or allow its directory with pythonBackend({ executionEnvironmentRoots })`,
+          `or allow its directory with pythonBackend({ executionEnvironmentRoots }) (tritium serve: --backend-config=python,execution-env-root=<dir>)`,
       );
     }
     const directory = /\.(tar\.gz|tgz)$/.test(path) ? await unpackOnce(path, options.cacheDirectory) : path;

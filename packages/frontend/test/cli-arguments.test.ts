@@ -82,9 +82,10 @@ describe('parseCommandLine', () => {
       '--grpc-port=9001',
       '--metrics-port=0',
       '--http-max-input-size=1048576',
+      '--grpc-max-input-size=2097152',
     );
     expect(options.http).toEqual({ host: '127.0.0.1', port: 0, bodyLimitBytes: 1_048_576 });
-    expect(options.grpc).toEqual({ host: '::1', port: 9001 });
+    expect(options.grpc).toEqual({ host: '::1', port: 9001, maxReceiveMessageBytes: 2_097_152 });
     // As Triton, metrics listen on the HTTP address unless told otherwise.
     expect(options.metrics).toEqual({ host: '127.0.0.1', port: 0 });
     expect(serve('--model-repository=/m', '--http-address=127.0.0.1', '--metrics-address=10.0.0.1').metrics?.host).toBe('10.0.0.1');
@@ -164,6 +165,7 @@ describe('parseCommandLine refuses, naming the flag or value at fault', () => {
     [['--model-repository=/m', '--exit-timeout-secs=-1'], "--exit-timeout-secs must be an integer from 0 to 2147483, got '-1'"],
     [['--model-repository=/m', '--exit-timeout-secs=1.5'], "--exit-timeout-secs must be an integer from 0 to 2147483, got '1.5'"],
     [['--model-repository=/m', '--http-max-input-size=0'], '--http-max-input-size must be an integer from 1'],
+    [['--model-repository=/m', '--grpc-max-input-size=2147483648'], '--grpc-max-input-size must be an integer from 1 to 2147483647'],
     [['--model-repository=/m', '--max-instances-per-model=0'], '--max-instances-per-model must be an integer from 1'],
     [['--model-repository=/m', '--allow-http=yes'], "--allow-http must be true or false, got 'yes'"],
     [['--model-repository=/m', '--model-control-mode=auto'], "--model-control-mode must be one of none, poll, explicit, got 'auto'"],

@@ -2,7 +2,7 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectStatus, raw, useGrpcFixture } from './helpers/grpc-fixture.js';
 import { SIMPLE } from './helpers/grpc-models.js';
-import { MAX_STATUS_MESSAGE_LENGTH } from '../src/grpc/grpc-status.js';
+import { grpcError, MAX_STATUS_MESSAGE_BYTES } from '../src/grpc/grpc-status.js';
 import { MAX_REQUEST_ENTRIES } from '../src/grpc/request-entries.js';
 import { encodeMessage, inferRequestType, inferResponseType, inputTensorType, lengthDelimited, padTo, RawGrpcClient, requestWithContents, streamResponseType } from './helpers/grpc-wire.js';
 
@@ -113,7 +113,7 @@ describe('the entries of a request', () => {
     // At the limit, the request is decoded and answered for what it asks: here the model's
     // refusal of its shape, a message cut short to fit a trailer.
     const refusal = await expectStatus(client.call('ModelInfer', manyDims(MAX_REQUEST_ENTRIES - 1)), status.INVALID_ARGUMENT, /^model 'bools' request 'many': input 'IN' has shape \[1,1,1,.*…$/);
-    expect(refusal.details.length).toBe(MAX_STATUS_MESSAGE_LENGTH);
+    expect(Buffer.byteLength(refusal.details)).toBe(MAX_STATUS_MESSAGE_BYTES);
     expect(fx.probe.executions).toBe(0);
     await expectServing();
   });
@@ -132,5 +132,61 @@ describe('the entries of a request', () => {
       [overfull, 'many'],
       ['', ''],
     ]);
+  });
+});
+
+describe('status messages', () => {
+  it('cuts a long one at a whole character, within MAX_STATUS_MESSAGE_BYTES of UTF-8', () => {
+    // An odd prefix puts the byte limit in the middle of a 4-byte character.
+    for (const prefix of ['', 'a', 'ab', 'abc']) {
+      const { details } = grpcError(new Error(prefix + '😀'.repeat(1000)));
+      expect(Buffer.byteLength(details!)).toBeLessThanOrEqual(MAX_STATUS_MESSAGE_BYTES);
+      expect(details!.startsWith(prefix)).toBe(true);
+      expect(details!.slice(prefix.length)).toMatch(/^(😀)+…$/u);
+      expect(() => encodeURI(details!)).not.toThrow();
+    }
+  });
+
+  it('sends a lone surrogate as U+FFFD (grpc-js percent-encodes the message, and encodeURI throws on one)', () => {
+    expect(grpcError(new Error('input \ud800 bad')).details).toBe('input \ufffd bad');
+  });
+
+  it('answers a request whose error echoes a long name of emoji, and keeps serving', async () => {
+    // The message was cut inside a surrogate pair, grpc-js threw sending it, and the
+    // rejection went unhandled: a server process would have died, the client waited for ever.
+    await fx.start({ simple: SIMPLE });
+    const name = 'a' + '😀'.repeat(1500);
+    const request = { model_name: 'simple', inputs: [{ name, datatype: 'NOPE', shape: [1] }] };
+    await expectStatus(fx.client.call('ModelInfer', request), status.INVALID_ARGUMENT, /^input 'a(😀)+…$/u);
+    await expectServing();
+  });
+});
+
+describe('a request that is not a ModelInferRequest', () => {
+  const MALFORMED: [string, number[], RegExp][] = [
+    ["model_name's length past the end", [(1 << 3) | 2, 10, 0x61], /^the request's fields are malformed: a length runs past the end$/],
+    ['a tag of 11 bytes', [...Array<number>(10).fill(0x80), 0], /^the request's fields are malformed: a varint runs past 10 bytes$/],
+    ['wire type 7', [(1 << 3) | 7], /^the request's fields are malformed: wire type 7 is not expected here$/],
+    // Inside an input's parameter, where only protobufjs's decoder reads.
+    ["a parameter key's length past the end", [(5 << 3) | 2, 4, (4 << 3) | 2, 2, (1 << 3) | 2, 9], /^the request is not a valid ModelInferRequest: /],
+  ];
+
+  it.each(MALFORMED)('(%s) is refused with INVALID_ARGUMENT, and the server serves on', async (_case, bytes, why) => {
+    await fx.start({ simple: SIMPLE });
+    await expectStatus(rawClient().call('ModelInfer', Buffer.from(bytes)), status.INVALID_ARGUMENT, why);
+    await expectServing();
+  });
+
+  it('inside a stream is answered by an error message, and the stream goes on', async () => {
+    await fx.start({ simple: SIMPLE });
+    const stream = rawClient().stream();
+    const answers: { error_message: string }[] = [];
+    stream.on('data', (bytes: Buffer) => answers.push(streamResponseType.toObject(streamResponseType.decode(bytes), { defaults: true }) as never));
+    const ended = new Promise((resolve) => stream.on('end', resolve));
+    stream.write(Buffer.from(MALFORMED[0]![1]));
+    stream.write(encodedFp32Request);
+    stream.end();
+    await ended;
+    expect(answers.map((a) => a.error_message)).toEqual(["the request's fields are malformed: a length runs past the end", '']);
   });
 });

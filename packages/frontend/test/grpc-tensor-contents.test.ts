@@ -93,6 +93,13 @@ describe('typed contents read from the wire', () => {
     expect(refusal(() => tensorFromContents('IN', 'FP32', [4], new Uint8Array(0)))).toBe("input 'IN': expected 4 elements for shape [4], got 0");
   });
 
+  it('refuses a varint longer than 10 bytes, packed or not (protobuf allows 10, as for a negative int32)', () => {
+    const elevenBytes = [...Array<number>(10).fill(0xff), 0x01];
+    const why = "input 'IN': contents are malformed: a varint runs past 10 bytes";
+    expect(refusal(() => tensorFromContents('IN', 'INT32', [1], Uint8Array.from([(2 << 3) | 2, 11, ...elevenBytes])))).toBe(why);
+    expect(refusal(() => tensorFromContents('IN', 'INT32', [1], Uint8Array.from([(2 << 3) | 0, ...elevenBytes])))).toBe(why);
+  });
+
   it.each([
     ['a packed run that ends inside a varint', [(1 << 3) | 2, 2, 1, 0x80], 'a packed run ends inside a varint'],
     ['a packed fp32 run of 5 bytes', [(6 << 3) | 2, 5, 0, 0, 0, 0, 0], 'a packed run of 5 bytes is not a whole number of 4-byte values'],

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { FlatTensorValues } from '../src/http/flat-tensor-values.js';
-import { JSON_SLICE_BYTES, JsonParseError, MAX_JSON_DEPTH, parseJson } from '../src/http/json-parser.js';
+import { JSON_SLICE_BYTES, JsonParseError, MAX_JSON_DEPTH, MAX_JSON_VALUES_OUTSIDE_TENSORS, parseJson } from '../src/http/json-parser.js';
 
 const parse = (text: string, isTensorData?: (key: string) => boolean) => parseJson(Buffer.from(text), { isTensorData });
 const nested = (depth: number, leaf: string) => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
@@ -33,6 +33,13 @@ describe('parseJson', () => {
     ]);
   });
 
+  it('reads an integer of more than 20 digits (beyond any uint64) as the double JSON.parse makes, not a bigint', async () => {
+    // BigInt's parse of a body's worth of digits would hold the event loop for seconds.
+    for (const text of ['123456789012345678901', `-${'9'.repeat(1_000_000)}`, `[${'1'.repeat(400)}]`]) {
+      expect(await parse(text)).toEqual(JSON.parse(text));
+    }
+  });
+
   it('makes a member named __proto__ an own member, touching no prototype', async () => {
     const value = (await parse('{"__proto__": {"polluted": 1}, "a": 2}')) as Record<string, unknown>;
     expect(Object.keys(value)).toEqual(['__proto__', 'a']);
@@ -61,10 +68,31 @@ describe('parseJson', () => {
     );
   });
 
+  it('counts the arrays of an object inside tensor data as other nesting, not as new tensor data', async () => {
+    const cycle = `{"data": ${'['.repeat(50)}`;
+    const text = `${cycle.repeat(3)}1${`${']'.repeat(50)}}`.repeat(3)}`;
+    await expect(parse(text, (key) => key === 'data')).rejects.toThrow('JSON nesting depth exceeds maximum allowed limit (100)');
+    const inner = (await parse('{"data": [{"data": [[1]]}]}', (key) => key === 'data')) as { data: FlatTensorValues };
+    expect(inner.data.toArray()).toEqual([{ data: [[1]] }]);
+  });
+
   it('refuses any other nesting past 100 objects and arrays as soon as it is met', async () => {
     expect(await parse(nested(MAX_JSON_DEPTH, '1'))).toBeDefined();
     await expect(parse(nested(MAX_JSON_DEPTH + 1, '1'))).rejects.toThrow('JSON nesting depth exceeds maximum allowed limit (100) at byte 100');
     await expect(parse(`${'{"a":'.repeat(1_000_000)}`)).rejects.toThrow('JSON nesting depth exceeds maximum allowed limit (100) at byte 500');
+  });
+
+  it('refuses more values outside tensor data than a request could need, before making them all', async () => {
+    const limit = MAX_JSON_VALUES_OUTSIDE_TENSORS;
+    const many = (count: number, value: string) => `{"inputs":[${Array.from({ length: count }, () => value).join(',')}]}`;
+    // The array's members and the array, the inputs member and the document: limit - 1 members fit.
+    await expect(parse(many(limit - 2, '{}'))).resolves.toMatchObject({ inputs: { length: limit - 2 } });
+    await expect(parse(many(limit, '{}'))).rejects.toThrow(`the JSON holds more than ${limit} values outside tensor data`);
+    await expect(parse(`{"shape":[${'1,'.repeat(limit)}1]}`)).rejects.toThrow(JsonParseError);
+    // Tensor elements are not counted (their shape bounds them); objects among them are.
+    const data = (value: string) => `{"data":[${Array.from({ length: limit + 1 }, () => value).join(',')}]}`;
+    await expect(parse(data('1'), (key) => key === 'data')).resolves.toBeDefined();
+    await expect(parse(data('{}'), (key) => key === 'data')).rejects.toThrow('values outside tensor data');
   });
 
   it('keeps tensor numbers and booleans in typed arrays, turning to a plain array only for other elements', async () => {
@@ -81,7 +109,7 @@ describe('parseJson', () => {
   });
 
   it('lets the event loop turn between slices of a large body', async () => {
-    const text = `[${'1.5,'.repeat((4 * JSON_SLICE_BYTES) / 4)}2]`;
+    const text = `{"data":[${'1.5,'.repeat((4 * JSON_SLICE_BYTES) / 4)}2]}`;
     let turns = 0;
     let counting = true;
     const count = () => {
@@ -89,9 +117,9 @@ describe('parseJson', () => {
       if (counting) setImmediate(count);
     };
     setImmediate(count);
-    const value = (await parse(text)) as number[];
+    const value = (await parse(text, (key) => key === 'data')) as { data: FlatTensorValues };
     counting = false;
-    expect(value.length).toBe(JSON_SLICE_BYTES + 1);
+    expect(value.data.length).toBe(JSON_SLICE_BYTES + 1);
     expect(turns).toBeGreaterThanOrEqual(3);
   });
 });

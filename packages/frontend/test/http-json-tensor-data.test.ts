@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { toTensor, type DataType } from '@tritium/core';
 import { FlatTensorValues } from '../src/http/flat-tensor-values.js';
 import { jsonTensorData } from '../src/http/json-tensor-data.js';
@@ -48,6 +48,24 @@ describe('jsonTensorData', () => {
     }
   });
 
+  it('hands core only the first of booleans or numbers the datatype does not take, which core refuses as it would the whole array', async () => {
+    const toArray = vi.spyOn(FlatTensorValues.prototype, 'toArray');
+    const cases: Array<[DataType, unknown[]]> = [
+      ['FP32', [true, false]],
+      ['INT8', [false]],
+      ['BYTES', [1, 2.5]],
+    ];
+    for (const [datatype, values] of cases) {
+      const whole = () => toTensor('X', { datatype, shape: [values.length], data: values as number[] });
+      const given = await convert(datatype, values);
+      expect(() => toTensor('X', { datatype, shape: [values.length], data: given }), datatype).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARG', message: messageOf(whole) }),
+      );
+    }
+    expect(toArray).not.toHaveBeenCalled();
+    toArray.mockRestore();
+  });
+
   it('passes strings, bigints and mixed elements to core as a plain array, bigints as doubles for a float tensor', async () => {
     expect(await convert('BYTES', ['a', 'b'])).toEqual(['a', 'b']);
     expect(await convert('INT64', [1, 9007199254740993n])).toEqual([1, 9007199254740993n]);
@@ -55,3 +73,12 @@ describe('jsonTensorData', () => {
     await expect(jsonTensorData("input 'X'", 'FP32', 5)).rejects.toThrow("input 'X': 'data' must be an array, got number 5");
   });
 });
+
+function messageOf(thrower: () => unknown): string {
+  try {
+    thrower();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a refusal');
+}

@@ -234,7 +234,8 @@ describe('sharedMemoryInput', () => {
       "input 'TEXT': shared_memory_byte_size 1073741824 is more than the 67108864 bytes a BYTES input may take from shared memory",
     );
     expect(() => sharedMemoryInput(regions, 'TEXT', 'BYTES', [4], { shared_memory_region: 'big', shared_memory_byte_size: 15 })).toThrow(/is too small for BYTES of shape \[4\]/);
-    expect(performance.now() - started).toBeLessThan(100);
+    // Reading the GiB would show in RSS; the time bound is loose for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(500);
     expect(process.memoryUsage().rss - rss).toBeLessThan(32 * 1024 * 1024);
     expect(sharedMemoryInput(regions, 'INPUT0', 'FP32', [4], { shared_memory_region: 'big', shared_memory_byte_size: 16 })).toEqual({
       datatype: 'FP32',

@@ -22,7 +22,7 @@ export function checkInstanceCount(model: string, groups: ReadonlyArray<{ readon
       throw new InferenceError(
         'INVALID_ARG',
         `model '${model}': instance group ${name} asks for ${instances} instance(s)${others ? `, ${total} with the model's other groups` : ''}, ` +
-          `over the limit of ${limit} instances per model (raise it with the server option maxInstancesPerModel)`,
+          `over the limit of ${limit} instances per model (raise it with the server option maxInstancesPerModel, or tritium serve --max-instances-per-model)`,
       );
     }
   }

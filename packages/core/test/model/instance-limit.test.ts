@@ -23,7 +23,7 @@ describe('instance count limit', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(error.code).toBe('INVALID_ARG');
     expect(error.message).toBe(
-      `model 'm': instance group g0 asks for 10000 instance(s), over the limit of ${DEFAULT_MAX_INSTANCES_PER_MODEL} instances per model (raise it with the server option maxInstancesPerModel)`,
+      `model 'm': instance group g0 asks for 10000 instance(s), over the limit of ${DEFAULT_MAX_INSTANCES_PER_MODEL} instances per model (raise it with the server option maxInstancesPerModel, or tritium serve --max-instances-per-model)`,
     );
     expect(probe.instancesCreated).toEqual([]);
   });

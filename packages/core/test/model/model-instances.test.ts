@@ -61,7 +61,7 @@ describe('modelInstances', () => {
   it('refuses more instances than the limit once a KIND_GPU group without gpus is spread over every GPU', () => {
     expect(failure(() => modelInstances(backend(() => 4), contextOf('instance_group { name: "g" count: 2 kind: KIND_GPU }'), 4))).toMatchObject({
       code: 'INVALID_ARG',
-      message: "model 'm': instance group g asks for 8 instance(s), over the limit of 4 instances per model (raise it with the server option maxInstancesPerModel)",
+      message: "model 'm': instance group g asks for 8 instance(s), over the limit of 4 instances per model (raise it with the server option maxInstancesPerModel, or tritium serve --max-instances-per-model)",
     });
     expect(modelInstances(backend(() => 2), contextOf('instance_group { name: "g" count: 2 kind: KIND_GPU }'), 4)).toHaveLength(4);
   });

@@ -39,7 +39,7 @@ export interface ServeOptions {
   readonly server: Omit<ServerOptions, 'backends' | 'logger'> & { readonly exitTimeoutMs: number };
   /** Each service, or undefined when its --allow-* flag is false. */
   readonly http?: ListenOptions & SharedMemoryOptions & { readonly bodyLimitBytes?: number; readonly restrictedApis?: RestrictedApis };
-  readonly grpc?: ListenOptions & SharedMemoryOptions & { readonly restrictedApis?: RestrictedApis };
+  readonly grpc?: ListenOptions & SharedMemoryOptions & { readonly restrictedApis?: RestrictedApis; readonly maxReceiveMessageBytes?: number };
   readonly metrics?: ListenOptions;
   /** What --backend-config gives the official backends the command creates. */
   readonly backends: BackendSettings;
@@ -158,6 +158,7 @@ function serveOptions(given: GivenFlags): ServeOptions {
   const http = service('allow-http', httpAddress, 'http-port', DEFAULTS.httpPort);
   const bodyLimitBytes = given.integer('http-max-input-size', 1, Number.MAX_SAFE_INTEGER);
   const grpc = service('allow-grpc', given.last('grpc-address'), 'grpc-port', DEFAULTS.grpcPort);
+  const maxReceiveMessageBytes = given.integer('grpc-max-input-size', 1, 2 ** 31 - 1);
   // Read even for a service turned off, as Triton reads them.
   const httpRestricted = restrictedApis(given, 'http-restricted-api');
   const grpcRestricted = restrictedApis(given, 'grpc-restricted-protocol');
@@ -173,7 +174,7 @@ function serveOptions(given: GivenFlags): ServeOptions {
       responseCache: responseCacheOptions(given.all('cache-config')),
     },
     http: http && { ...http, bodyLimitBytes, restrictedApis: httpRestricted, allowClientSharedMemory },
-    grpc: grpc && { ...grpc, restrictedApis: grpcRestricted, allowClientSharedMemory },
+    grpc: grpc && { ...grpc, maxReceiveMessageBytes, restrictedApis: grpcRestricted, allowClientSharedMemory },
     // As Triton, the metrics service listens where HTTP does unless told otherwise.
     metrics: service('allow-metrics', given.last('metrics-address') ?? httpAddress, 'metrics-port', DEFAULTS.metricsPort),
     backends: backendSettings(given.all('backend-config')),

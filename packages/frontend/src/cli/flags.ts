@@ -33,6 +33,7 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'allow-grpc': { value: '<boolean>', help: 'Serve gRPC (default true).' },
   'grpc-address': { value: '<address>', help: 'The address gRPC listens on (default 0.0.0.0).' },
   'grpc-port': { value: '<port>', help: 'The gRPC port (default 8001; 0 picks a free one).' },
+  'grpc-max-input-size': { value: '<bytes>', help: "Tritium's own: the largest gRPC message received (default 64 MiB, as HTTP's; Triton takes up to 2 GiB)." },
   'allow-client-shm': { value: '<boolean>', help: 'Let clients register and unregister shared-memory regions, over HTTP and gRPC (default false, as Triton).' },
   'grpc-restricted-protocol': { value: '<protocol>,...:<key>=<value>', help: 'Only calls with metadata triton-grpc-protocol-<key>: <value> may call these protocols (others get UNAVAILABLE); repeatable, as --http-restricted-api.' },
   'allow-metrics': { value: '<boolean>', help: 'Collect and serve Prometheus metrics (default true).' },

@@ -18,15 +18,32 @@ const STATUS_OF: Readonly<Record<InferenceErrorCode, status>> = {
 };
 
 /**
- * The longest status message sent. It travels in a trailer, which clients bound (gRPC's
- * default is 8 KiB of metadata, and text other than ASCII travels percent-encoded, up to
- * three times longer): a message that echoes a long name or shape is cut to fit.
+ * The most UTF-8 bytes of a status message sent. It travels in a trailer, which clients
+ * bound (gRPC's default is 8 KiB of metadata), percent-encoded (each byte other than
+ * ASCII takes three characters): a message that echoes a long name or shape is cut to
+ * fit, 6 KiB at most on the wire.
  */
-export const MAX_STATUS_MESSAGE_LENGTH = 2048;
+export const MAX_STATUS_MESSAGE_BYTES = 2048;
 
-/** The gRPC status a call ends with for anything thrown while serving it; the message is the error's own, cut to MAX_STATUS_MESSAGE_LENGTH. */
+/** The gRPC status a call ends with for anything thrown while serving it; the message is the error's own, cut to MAX_STATUS_MESSAGE_BYTES. */
 export function grpcError(error: unknown): Partial<StatusObject> {
   const { code, message } = InferenceError.from(error);
-  const details = message.length > MAX_STATUS_MESSAGE_LENGTH ? `${message.slice(0, MAX_STATUS_MESSAGE_LENGTH - 1)}…` : message;
-  return { code: STATUS_OF[code], details };
+  return { code: STATUS_OF[code], details: statusMessage(message) };
+}
+
+const ELLIPSIS = '…';
+
+/**
+ * `message` as a trailer can carry it: well-formed (grpc-js percent-encodes it with
+ * encodeURI, which throws on half a surrogate pair, and the throw escapes the call) and
+ * cut at a whole character to MAX_STATUS_MESSAGE_BYTES, an ellipsis marking the cut.
+ */
+function statusMessage(message: string): string {
+  // Decoding its own UTF-8 replaces any lone surrogate with U+FFFD.
+  const utf8 = Buffer.from(message, 'utf8');
+  if (utf8.length <= MAX_STATUS_MESSAGE_BYTES) return utf8.toString('utf8');
+  let end = MAX_STATUS_MESSAGE_BYTES - Buffer.byteLength(ELLIPSIS);
+  // Back to the start of a character: continuation bytes are 0b10xxxxxx.
+  while ((utf8[end]! & 0xc0) === 0x80) end--;
+  return utf8.toString('utf8', 0, end) + ELLIPSIS;
 }

@@ -1,9 +1,11 @@
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
+import { InferenceError } from '@tritium/core';
 import protobuf from 'protobufjs';
 import { protoDirectory } from '../proto-directory.js';
+import { invalid } from '../wire-values.js';
 import type { InferRequestMessage } from './infer-request.js';
-import { refuseOverfullRequest } from './request-entries.js';
+import { refusedRequest, refuseOverfullRequest } from './request-entries.js';
 
 /**
  * How messages reach the handlers: proto field names; 64-bit integers as decimal
@@ -36,7 +38,10 @@ export function loadServiceDefinitions(): { inference: ServiceDefinition; health
  * view of the message (see tensor-contents.ts). Decoded as the loader
  * decodes repeated numbers, packed values would become JavaScript arrays many times
  * their size on the wire (a ~110 MiB bool_contents went past V8's largest array and
- * killed the process), before the shape could say how many values belong there.
+ * killed the process), before the shape could say how many values belong there. A
+ * message that is not a ModelInferRequest is refused as INVALID_ARGUMENT (a stream goes
+ * on): thrown from here, it would end the call, or the whole stream, with INTERNAL
+ * "Error deserializing request".
  */
 function inferRequestDeserializer(directory: string): (message: Buffer) => InferRequestMessage {
   const root = new protobuf.Root().loadSync(`${directory}grpc_service.proto`, { keepCase: true });
@@ -53,5 +58,11 @@ function inferRequestDeserializer(directory: string): (message: Buffer) => Infer
     return reader.buf.subarray(start, start + length);
   }) as unknown as typeof contents.decode;
   contents.toObject = ((encoded: Uint8Array) => encoded) as unknown as typeof contents.toObject;
-  return (message) => refuseOverfullRequest(message) ?? (request.toObject(request.decode(message), LOADER_OPTIONS) as InferRequestMessage);
+  return (message) => {
+    try {
+      return refuseOverfullRequest(message) ?? (request.toObject(request.decode(message), LOADER_OPTIONS) as InferRequestMessage);
+    } catch (error) {
+      return refusedRequest(error instanceof InferenceError ? error : invalid(`the request is not a valid ModelInferRequest: ${(error as Error).message}`));
+    }
+  };
 }

@@ -21,11 +21,11 @@ const OUTPUT_COUNTED = [2];
  * A ModelInferRequest that holds more than MAX_REQUEST_ENTRIES entries, counted on the
  * wire before anything is decoded, as a message that carries only its refusal and what
  * an answer names of it (model, version, id); undefined for any other. A message that
- * is not protobuf throws, as its decoding would.
+ * is not protobuf throws INVALID_ARG, as its decoding would throw.
  */
 export function refuseOverfullRequest(message: Uint8Array): InferRequestMessage | undefined {
-  const reader = new WireReader(message, 0, message.length, 'the request');
-  const origin: { model_name?: string; model_version?: string; id?: string } = {};
+  const reader = new WireReader(message, 0, message.length, "the request's fields");
+  const origin: RequestOrigin = {};
   let entries = 0;
   while (!reader.done && entries <= MAX_REQUEST_ENTRIES) {
     const tag = reader.varint();
@@ -48,6 +48,18 @@ export function refuseOverfullRequest(message: Uint8Array): InferRequestMessage 
     'INVALID_ARG',
     `the request holds more than ${MAX_REQUEST_ENTRIES} inputs, outputs, parameters, shape dimensions and raw_input_contents entries together, the most one request may hold`,
   );
+  return refusedRequest(refusal, origin);
+}
+
+/** What an answer names of a request. */
+interface RequestOrigin {
+  model_name?: string;
+  model_version?: string;
+  id?: string;
+}
+
+/** A request refused before it was decoded: it carries only the refusal, and what an answer names of it. */
+export function refusedRequest(refusal: InferenceError, origin: RequestOrigin = {}): InferRequestMessage {
   return { ...origin, parameters: {}, inputs: [], outputs: [], raw_input_contents: [], refusal };
 }
 
@@ -57,7 +69,7 @@ function text(message: Uint8Array, start: number, end: number): string {
 
 /** A tensor's entries: each `counted` field once, but a packed shape once per dimension. */
 function tensorEntries(message: Uint8Array, start: number, end: number, counted: readonly number[]): number {
-  const reader = new WireReader(message, start, end, 'the request');
+  const reader = new WireReader(message, start, end, "the request's fields");
   let entries = 0;
   while (!reader.done) {
     const tag = reader.varint();

@@ -31,13 +31,15 @@ export class WireReader {
     let byte: number;
     let index = 0;
     do {
+      // As protobuf: a 64-bit value takes at most 10 bytes (a negative int32 too).
+      if (index === 10) throw this.malformed('a varint runs past 10 bytes');
       if (this.pos >= this.end) throw this.malformed('a varint runs past the end');
       byte = bytes[this.pos++]!;
       if (index < 4) low |= (byte & 0x7f) << (7 * index);
       else if (index === 4) {
         low |= (byte & 0x0f) << 28;
         high = (byte & 0x7f) >> 4;
-      } else if (index < 10) high |= (byte & 0x7f) << (7 * index - 32);
+      } else high |= (byte & 0x7f) << (7 * index - 32);
       index++;
     } while (byte & 0x80);
     this.high = high >>> 0;

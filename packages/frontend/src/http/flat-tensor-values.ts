@@ -53,6 +53,12 @@ export class FlatTensorValues {
     return this.kind === 'booleans' ? this.booleans.joined() : undefined;
   }
 
+  /** The first element; there must be one. */
+  first(): unknown {
+    if (this.kind === 'mixed') return this.list[0];
+    return this.kind === 'booleans' ? this.booleans.first() === 1 : this.numbers.first();
+  }
+
   toArray(): unknown[] {
     if (this.kind === 'mixed') return this.list;
     if (this.kind === 'booleans') return Array.from(this.booleans.joined(), Boolean);
@@ -85,6 +91,10 @@ class TypedBlocks<T extends Float64Array | Uint8Array> {
       this.block = new this.Type(BLOCK_LENGTH);
       this.used = 0;
     }
+  }
+
+  first(): number {
+    return (this.full[0] ?? this.block)[0]!;
   }
 
   blocks(): T[] {

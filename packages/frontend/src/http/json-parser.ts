@@ -9,6 +9,14 @@ import { FlatTensorValues } from './flat-tensor-values.js';
  */
 export const MAX_JSON_DEPTH = 100;
 
+/**
+ * The most values a request may hold outside tensor data (its members, inputs, shapes,
+ * parameters; objects inside tensor data count too): a real request has dozens, while
+ * 64 MiB of `{},` would be 22 M objects and gigabytes of heap before anything could
+ * refuse them. Tensor elements are bounded by their shapes instead.
+ */
+export const MAX_JSON_VALUES_OUTSIDE_TENSORS = 100_000;
+
 /** Bytes parsed between turns of the event loop, a few milliseconds' work, so that other clients are served while a large body is parsed. */
 export const JSON_SLICE_BYTES = 256 * 1024;
 
@@ -52,6 +60,12 @@ const BACKSLASH = 0x5c;
 const CONTROL = /[\u0000-\u001f]/;
 /** Powers of ten that a double holds exactly: m / 10^k and m * 10^k of a mantissa below 2^53 round correctly (Clinger's fast path). */
 const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
+/**
+ * The most digits of an integer read as a bigint: 2^64-1 has 20, and no field takes a
+ * longer one exactly. A longer one is a double, as JSON.parse reads it, since BigInt's
+ * parse of a megabyte of digits takes seconds on the event loop.
+ */
+const MAX_BIGINT_DIGITS = 20;
 
 class JsonReader {
   position = 0;
@@ -59,6 +73,14 @@ class JsonReader {
   private readonly stack: Frame[] = [];
   /** Objects and arrays open outside tensor data. */
   private depth = 0;
+  /** Values read outside tensor data, for MAX_JSON_VALUES_OUTSIDE_TENSORS. */
+  private valuesOutsideTensors = 0;
+  /**
+   * Whether a tensor's data is open: an object there (never a valid element) holds no
+   * tensor data of its own, so its arrays count as other nesting and cannot restart the
+   * tensor's depth.
+   */
+  private inTensor = false;
   /** Where the next backslash is, found once per backslash rather than once per string. */
   private nextBackslash = -1;
 
@@ -88,8 +110,9 @@ class JsonReader {
         if (top?.kind === 'tensor') {
           this.position++;
           frame = { kind: 'tensor', values: top.values, depth: top.depth + 1 };
-        } else if (top?.kind === 'object' && this.isTensorData(top.key)) {
+        } else if (top?.kind === 'object' && !this.inTensor && this.isTensorData(top.key)) {
           this.position++;
+          this.inTensor = true;
           frame = { kind: 'tensor', values: new FlatTensorValues(), depth: 1 };
         } else {
           this.open();
@@ -115,7 +138,11 @@ class JsonReader {
 
   /** A closed object or array: a nested tensor array's elements are already its tensor's. */
   private close(frame: Frame): boolean {
-    if (frame.kind === 'tensor') return frame.depth === 1 ? this.deliver(frame.values) : this.afterValue();
+    if (frame.kind === 'tensor') {
+      if (frame.depth > 1) return this.afterValue();
+      this.inTensor = false;
+      return this.deliver(frame.values);
+    }
     this.depth--;
     return this.deliver(frame.value);
   }
@@ -123,6 +150,11 @@ class JsonReader {
   /** Puts a finished value in its container (or makes it the result), then reads what follows it. */
   private deliver(value: unknown): boolean {
     const top = this.stack[this.stack.length - 1];
+    // An object inside tensor data is no element either (core refuses it), so it counts too.
+    const counted = top?.kind !== 'tensor' || (typeof value === 'object' && value !== null);
+    if (counted && ++this.valuesOutsideTensors > MAX_JSON_VALUES_OUTSIDE_TENSORS) {
+      this.fail(`the JSON holds more than ${MAX_JSON_VALUES_OUTSIDE_TENSORS} values outside tensor data`);
+    }
     if (top === undefined) {
       this.result = value;
       if (this.skipSpace() !== undefined) this.unexpected();
@@ -211,7 +243,7 @@ class JsonReader {
     }
   }
 
-  /** JSON's number grammar; an integer beyond 2^53 is a bigint, exactly as written. */
+  /** JSON's number grammar; an integer beyond 2^53 (of at most MAX_BIGINT_DIGITS digits) is a bigint, exactly as written. */
   private readNumber(): number | bigint {
     const { bytes } = this;
     const start = this.position;
@@ -250,7 +282,7 @@ class JsonReader {
     }
     const text = bytes.toString('latin1', start, at);
     const value = Number(text);
-    return integer && !Number.isSafeInteger(value) ? BigInt(text) : value;
+    return integer && digits <= MAX_BIGINT_DIGITS && !Number.isSafeInteger(value) ? BigInt(text) : value;
   }
 
   /** The next byte that is not JSON whitespace, where `position` now is; undefined at the end. */

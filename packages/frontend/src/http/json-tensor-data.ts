@@ -21,14 +21,18 @@ import { FlatTensorValues } from './flat-tensor-values.js';
  * A JSON tensor's `data` (flattened by the parser) as core takes it. Numbers become the
  * datatype's typed array here, block by block, each checked to fit as core checks them
  * (without a JavaScript value per element, which a large tensor would make slow); BOOL
- * booleans become its bytes. Anything else (BYTES strings, bigints, booleans for another
- * datatype) goes to core as a plain array, which core checks element by element.
+ * booleans become its bytes. Anything else (BYTES strings, bigints, mixed elements) goes to
+ * core as a plain array, which core checks element by element.
  */
 export async function jsonTensorData(where: string, datatype: DataType, data: unknown): Promise<TensorInput['data']> {
   if (!(data instanceof FlatTensorValues)) throw invalid(`${where}: 'data' must be an array, got ${describe(data)}`);
   const blocks = data.numberBlocks();
   if (blocks && datatype !== 'BYTES') return fromNumbers(where, datatype, blocks, data.length);
-  if (datatype === 'BOOL' && data.asBooleans()) return data.asBooleans()!;
+  const booleans = data.asBooleans();
+  if (booleans && datatype === 'BOOL') return booleans;
+  // Numbers for BYTES, or booleans for another datatype: core refuses element 0 (it checks
+  // elements before their count), so no array of millions is built only to be refused.
+  if ((blocks || booleans) && data.length > 0) return [data.first()] as TensorInput['data'];
   const list = data.toArray();
   // A float tensor takes an integer beyond 2^53 as the nearest double, as Triton does.
   const elements = data.hasBigInt && isFloat(datatype) ? list.map((value) => (typeof value === 'bigint' ? Number(value) : value)) : list;
