@@ -59,13 +59,17 @@ export function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/** Latency percentiles (µs) of `calls` calls from `concurrency` callers, with the throughput. */
+/**
+ * Latency percentiles (µs) of `calls` calls from `concurrency` callers, with the throughput
+ * and the process's CPU time per call (user + system, every thread: `process.cpuUsage`).
+ */
 export async function measureLatency(
   once: () => Promise<unknown>,
   calls: number,
   concurrency: number,
-): Promise<{ requestsPerSecond: number; p50: number; p99: number }> {
+): Promise<{ requestsPerSecond: number; p50: number; p99: number; cpuUsPerRequest: number }> {
   const latencies: number[] = [];
+  const cpu = process.cpuUsage();
   let remaining = calls;
   const caller = async () => {
     while (remaining-- > 0) {
@@ -77,9 +81,48 @@ export async function measureLatency(
   const start = performance.now();
   await Promise.all(Array.from({ length: concurrency }, caller));
   const seconds = (performance.now() - start) / 1000;
+  const { user, system } = process.cpuUsage(cpu);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { requestsPerSecond: calls / seconds, p50: at(0.5), p99: at(0.99) };
+  return { requestsPerSecond: calls / seconds, p50: at(0.5), p99: at(0.99), cpuUsPerRequest: (user + system) / calls };
+}
+
+/** The median of per-round figures with their range, so a noisy machine shows as a wide spread. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function spread(values: number[]): Spread {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
+/** Per-round ratios candidate[i] / base[i]: median and range. */
+export function ratioSpread(candidate: number[], base: number[]): Spread {
+  return spread(candidate.map((c, i) => c / base[i]!));
+}
+
+/** "0.27 (0.15–0.58)" */
+export function formatSpread({ median: m, min, max }: Spread, digits = 2): string {
+  return `${m.toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
+}
+
+/**
+ * Runs every side once per round, in the order given, for one unrecorded warm-up round
+ * and then `rounds` recorded ones, so a drift in machine load hits all sides alike.
+ * Returns each side's results, one per recorded round.
+ */
+export async function alternateRounds<K extends string, T>(sides: Record<K, () => Promise<T>>, rounds: number): Promise<Record<K, T[]>> {
+  const names = Object.keys(sides) as K[];
+  const results = Object.fromEntries(names.map((name) => [name, [] as T[]])) as Record<K, T[]>;
+  for (let round = -1; round < rounds; round++) {
+    for (const name of names) {
+      const result = await sides[name]();
+      if (round >= 0) results[name].push(result);
+    }
+  }
+  return results;
 }
 
 export function table(rows: Array<Record<string, string | number>>): void {
