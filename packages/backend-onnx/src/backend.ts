@@ -2,6 +2,7 @@ import type { ResourceLimits } from 'node:worker_threads';
 import { invalidParameter, modelParameter } from '@tritium/core';
 import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core';
 import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature, listsInputsAndOutputs } from './auto-complete.js';
+import { ExecutionPool } from './execution-pool.js';
 import { resolveModelFile } from './model-file.js';
 import { OnnxModel } from './onnx-model.js';
 import { RuntimeLoader } from './runtime.js';
@@ -25,13 +26,20 @@ export interface OnnxBackendOptions extends RuntimeLoaderOptions {
   /**
    * Whether a model's instances share one session (per device) unless its config says
    * otherwise with `share_session_between_instances`. Default false, as in Triton: a
-   * session per instance, each on its own worker thread, so N instances run N runs at once.
+   * session per instance, each model's on different pool threads, so N instances run N
+   * runs at once while N threads are free.
    */
   readonly shareSessionsBetweenInstances?: boolean;
   /**
-   * Node's limits for each session's worker thread (its JavaScript heap, mostly the
-   * tensors crossing to it). A worker that exceeds them dies: its requests fail with
-   * UNAVAILABLE and a new worker replaces it. Default: Node's defaults.
+   * How many worker threads host the sessions of all this backend's models (the
+   * execution pool). Default: one per core (`os.availableParallelism()`). Each session's
+   * default intra-op threads are the cores divided by this, at least one.
+   */
+  readonly executionThreads?: number;
+  /**
+   * Node's limits for each execution thread (its JavaScript heap, mostly the tensors
+   * crossing to it). A thread that exceeds them dies: its requests fail with
+   * UNAVAILABLE and the sessions it hosted are opened again on a new one. Default: Node's defaults.
    */
   readonly workerResourceLimits?: ResourceLimits;
 }
@@ -47,6 +55,11 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
   const defaultRuntime = options.runtime ?? 'auto';
   const defaultMaxBatchSize = options.defaultMaxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
   const shareSessions = options.shareSessionsBetweenInstances ?? false;
+  if (options.executionThreads !== undefined && !(Number.isInteger(options.executionThreads) && options.executionThreads >= 1)) {
+    throw new RangeError(`onnxBackend: executionThreads must be a whole number >= 1, not ${options.executionThreads}`);
+  }
+  // Threads start with the first session that needs one.
+  const pool = new ExecutionPool(options.executionThreads, options.workerResourceLimits);
 
   const runtimeFor = (config: ModelConfig) => loader.select(requestedRuntime(config, defaultRuntime));
 
@@ -63,7 +76,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
       // Only the signature is needed: skip graph optimizations to open it quickly,
       // off the event loop unless the model is set to run inline.
       const options = { graphOptimizationLevel: 'disabled', executionProviders: [runtime.cpuProvider], logSeverityLevel: 3 } as const;
-      const session = await openSession({ runtime, modelFile, options, modelName: name }, ThreadChoice.fromConfig(config).thread);
+      const session = await openSession({ runtime, modelFile, options, modelName: name, pool }, ThreadChoice.fromConfig(config).thread);
       let completed: ModelConfig;
       try {
         completed = autoCompleteFromSignature(config, signatureOf(session.metadata, name), defaultMaxBatchSize);
@@ -77,7 +90,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
 
     async createModel(context: ModelContext): Promise<BackendModel> {
       const selected = await runtimeFor(context.config);
-      return OnnxModel.load(context, selected, { shareSessions, workerLimits: options.workerResourceLimits });
+      return OnnxModel.load(context, selected, { shareSessions, pool });
     },
   };
 }

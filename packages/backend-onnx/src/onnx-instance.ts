@@ -44,7 +44,7 @@ interface OutputPlan {
 
 /**
  * One model instance: runs batches of requests on an onnxruntime session (its own,
- * or one it shares with the model's other instances), on a worker thread or inline. Requests whose inputs can be
+ * or one it shares with the model's other instances), on a thread of the execution pool or inline. Requests whose inputs can be
  * stacked are gathered into one run and the outputs scattered back; requests with
  * other shapes run in a group of their own. Ragged inputs (`allow_ragged_batch`) are
  * joined end to end whatever their shapes, with the config's batch inputs made for

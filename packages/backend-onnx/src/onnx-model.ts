@@ -1,5 +1,5 @@
-import type { ResourceLimits } from 'node:worker_threads';
 import { booleanParameter } from '@tritium/core';
+import type { ExecutionPool } from './execution-pool.js';
 import type { BackendInstance, BackendModel, InstanceContext, ModelContext, NormalizedModelConfig } from '@tritium/core';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
@@ -11,24 +11,29 @@ import type { Placement } from './session-options.js';
 import { sessionOptionsFor } from './session-options.js';
 import { SessionSlot } from './session-slot.js';
 import { signatureOf } from './signature.js';
-import { INLINE_BELOW_MICROSECONDS, ThreadChoice } from './thread-choice.js';
+import { ThreadChoice } from './thread-choice.js';
 import { validateConfigAgainstModel } from './validate.js';
 
 export interface OnnxModelOptions {
   /** The default for the `share_session_between_instances` parameter. */
   readonly shareSessions: boolean;
-  readonly workerLimits?: ResourceLimits;
+  /** The backend's execution pool, which hosts the model's worker sessions. */
+  readonly pool: ExecutionPool;
 }
 
+/** Tells loaded models apart in the pool, which places one model's sessions on different threads and lets them stand in for each other. */
+let loads = 0;
+
 /**
- * One loaded ONNX model version. Loading opens a first session (on a worker thread
+ * One loaded ONNX model version. Loading opens a first session (on the execution pool
  * unless the model is set inline), which proves the file loads and lets the config be
  * checked against the model; the first instance then runs on it. Each instance has a
  * session of its own (Triton's default), or, with `share_session_between_instances`,
  * instances on one placement share one.
  */
 export class OnnxModel implements BackendModel {
-  readonly description: string;
+  /** The runtime and sessions, fixed at load. */
+  private readonly summary: string;
   private readonly slots: SessionSlot[] = [];
   /** Shared slots by placement, kept as promises so instances created at once share the first. */
   private readonly shared = new Map<string, Promise<SessionSlot>>();
@@ -39,8 +44,8 @@ export class OnnxModel implements BackendModel {
     private readonly modelFile: string,
     private readonly share: boolean,
     private readonly choice: ThreadChoice,
-    private readonly cpuSessions: number,
-    private readonly workerLimits: ResourceLimits | undefined,
+    private readonly pool: ExecutionPool,
+    private readonly group: string,
     first: { key: string; session: OnnxSession },
     fallbackReason: string | undefined,
   ) {
@@ -48,31 +53,37 @@ export class OnnxModel implements BackendModel {
     const parts = [loaded.runtime.label];
     if (fallbackReason) parts.push(`in place of onnxruntime-node (${fallbackReason})`);
     parts.push(share ? 'one session shared by all instances' : 'one session per instance');
-    parts.push(choice.requested === 'auto' ? `auto: worker threads, inline if its runs measure under ${INLINE_BELOW_MICROSECONDS} µs` : `${choice.requested} sessions`);
-    this.description = parts.join('; ');
+    this.summary = parts.join('; ');
+  }
+
+  /** Which runtime serves the model, and where its runs happen and why (the thread choice's reason, which changes once "auto" decides). */
+  get description(): string {
+    return `${this.summary}; ${this.choice.reason}`;
   }
 
   static async load(context: ModelContext, selected: SelectedRuntime, options: OnnxModelOptions): Promise<OnnxModel> {
     const { config } = context;
     const { runtime } = selected;
     const share = booleanParameter(config, 'share_session_between_instances') ?? options.shareSessions;
-    const choice = ThreadChoice.fromConfig(config);
-    const cpuSessions = share ? 1 : cpuInstanceCount(config);
+    const { pool } = options;
+    const group = `${context.name}#${++loads}`;
+    // "auto" decides after the first runs: the server's log says where the model went and why.
+    const choice = ThreadChoice.fromConfig(config, (reason) => context.logger.info(`model '${context.name}': ${reason}`));
     // Every instance group's session options are built now, so an accelerator that
     // cannot be had fails the load rather than the first instance.
     const placements = placementsOf(config);
-    for (const placement of placements) sessionOptionsFor(config, runtime, placement, cpuSessions);
+    for (const placement of placements) sessionOptionsFor(config, runtime, placement, pool.intraOpThreads);
 
     const modelFile = await resolveModelFile(context.modelPath, context.name);
     const firstPlacement = placements[0]!;
-    const spec = { runtime, modelFile, modelName: context.name, options: sessionOptionsFor(config, runtime, firstPlacement, cpuSessions), workerLimits: options.workerLimits };
+    const spec = { runtime, modelFile, modelName: context.name, options: sessionOptionsFor(config, runtime, firstPlacement, pool.intraOpThreads), pool, group: `${group}:${keyOf(firstPlacement)}` };
     const session = await openSession(spec, choice.thread);
     try {
       const signature = signatureOf(session.metadata, context.name);
       validateConfigAgainstModel(config, signature);
       const scalarOutputs = new Set(signature.outputs.filter((o) => o.dims.length === 0).map((o) => o.name));
       const loaded: LoadedModel = { name: context.name, config, runtime, scalarOutputs };
-      return new OnnxModel(loaded, modelFile, share, choice, cpuSessions, options.workerLimits, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
+      return new OnnxModel(loaded, modelFile, share, choice, pool, group, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
     } catch (error) {
       await session.release();
       throw error;
@@ -104,8 +115,9 @@ export class OnnxModel implements BackendModel {
 
   private async openSlot(placement: Placement, key: string): Promise<SessionSlot> {
     const { config, runtime, name } = this.loaded;
-    const options = sessionOptionsFor(config, runtime, placement, this.cpuSessions);
-    const spec = { runtime, modelFile: this.modelFile, modelName: name, options, workerLimits: this.workerLimits };
+    const options = sessionOptionsFor(config, runtime, placement, this.pool.intraOpThreads);
+    // Sessions of one placement have the same options, so they may stand in for each other (pool-session.ts).
+    const spec = { runtime, modelFile: this.modelFile, modelName: name, options, pool: this.pool, group: `${this.group}:${key}` };
     const open = (thread: SessionThread) => openSession(spec, thread);
     let first: OnnxSession;
     if (this.spare?.key === key) {
@@ -118,13 +130,6 @@ export class OnnxModel implements BackendModel {
     this.slots.push(slot);
     return slot;
   }
-}
-
-/** How many sessions of a model run on the CPU at once when each instance has its own: its CPU instances. */
-function cpuInstanceCount(config: NormalizedModelConfig): number {
-  let count = 0;
-  for (const group of config.instance_group) if (group.kind !== 'KIND_GPU') count += group.count;
-  return Math.max(1, count);
 }
 
 /** The distinct placements the config's instance groups ask for; CPU when there are none. */

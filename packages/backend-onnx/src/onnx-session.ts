@@ -11,12 +11,14 @@ export interface RunResult {
   readonly outputs: Record<string, TensorPayload>;
   /** How long onnxruntime's run took, without any handoff: what the thread choice measures. */
   readonly runMicroseconds: number;
+  /** What the run cost beyond that on a pool thread: the round trip less the run. */
+  readonly handoffMicroseconds?: number;
 }
 
 /** What a session tells of the model's inputs and outputs. */
 export type SessionMetadata = Pick<OrtSession, 'inputMetadata' | 'outputMetadata'>;
 
-/** Where a session's runs happen: a worker thread of its own, or the thread that calls infer(). */
+/** Where a session's runs happen: a worker thread of the execution pool, or the thread that calls infer(). */
 export type SessionThread = 'worker' | 'inline';
 
 /** One onnxruntime session, wherever it runs. */
@@ -25,10 +27,10 @@ export interface OnnxSession {
   readonly metadata: SessionMetadata;
   /** How long creating the session took where it runs. */
   readonly openMilliseconds: number;
-  /** `transfer`: buffers of the feeds that belong to the backend (a gathered batch), which a worker may take over. */
+  /** `transfer`: buffers of the feeds that belong to the backend (a gathered batch), which a pool thread may take over. */
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer?: readonly ArrayBuffer[]): Promise<RunResult>;
-  /** Frees the session (a worker session ends its thread, giving its memory back). Later calls do nothing. */
+  /** Frees the session (a pool thread with no session left ends, giving its memory back). Later calls do nothing. */
   release(): Promise<void>;
-  /** Calls `listener` once if the session dies on its own (its worker thread stopped); returns the unsubscribe. */
+  /** Calls `listener` once if the session dies on its own (its pool thread stopped); returns the unsubscribe. */
   onLost(listener: (reason: string) => void): () => void;
 }

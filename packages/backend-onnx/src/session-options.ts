@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { InferenceError, booleanParameter, integerParameter, invalidParameter, modelParameter } from '@tritium/core';
 import type { NormalizedModelConfig } from '@tritium/core';
 import type { OrtRuntime, OrtSessionOptions } from './runtime.js';
@@ -22,13 +21,13 @@ const CPU_ACCELERATORS = new Set(['openvino']);
  *   `execution_mode` (0 sequential, 1 parallel), `enable_mem_arena`, `enable_mem_pattern`,
  *   and any `session.*` key as a session config entry
  *   (e.g. `session.use_device_allocator_for_initializers`);
- * - without `intra_op_thread_count`, the cores shared out among the model's
- *   `cpuSessions` sessions that can run at once (at least one thread each), so N
- *   instances do not oversubscribe the machine;
+ * - without `intra_op_thread_count`, `defaultIntraOpThreads` (the execution pool's
+ *   share of the cores per thread: onnxruntime-node gives each session a thread pool
+ *   of its own, so more would multiply threads by sessions);
  * - `optimization { execution_accelerators }` as execution providers, GPU ones for GPU
  *   instances only (as Triton), refused when the runtime lacks them.
  */
-export function sessionOptionsFor(config: NormalizedModelConfig, runtime: OrtRuntime, placement: Placement, cpuSessions: number): OrtSessionOptions {
+export function sessionOptionsFor(config: NormalizedModelConfig, runtime: OrtRuntime, placement: Placement, defaultIntraOpThreads: number): OrtSessionOptions {
   const options: {
     -readonly [K in keyof OrtSessionOptions]: OrtSessionOptions[K];
   } = {
@@ -38,7 +37,7 @@ export function sessionOptionsFor(config: NormalizedModelConfig, runtime: OrtRun
     // Warnings (e.g. unused initializers) are not errors; keep them off stderr.
     logSeverityLevel: 3,
   };
-  const intra = threadCount(config, 'intra_op_thread_count') ?? defaultIntraOpThreads(cpuSessions);
+  const intra = threadCount(config, 'intra_op_thread_count') ?? defaultIntraOpThreads;
   const inter = threadCount(config, 'inter_op_thread_count');
   // onnxruntime-web has one process-wide thread setting (env.wasm.numThreads), no per-session one.
   if (runtime.kind === 'node' && intra) options.intraOpNumThreads = intra;
@@ -50,11 +49,6 @@ export function sessionOptionsFor(config: NormalizedModelConfig, runtime: OrtRun
   const entries = sessionConfigEntries(config);
   if (entries) options.extra = entries;
   return options;
-}
-
-/** The cores shared out among the sessions that can run at once, at least one each. */
-export function defaultIntraOpThreads(cpuSessions: number): number {
-  return Math.max(1, Math.floor(availableParallelism() / cpuSessions));
 }
 
 /** Triton's mapping of `optimization.graph.level`. */

@@ -4,7 +4,7 @@ import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
 
 /**
  * The session an instance runs on (or that several instances share), kept alive:
- * when its worker thread dies, the instances using it are reported recovering, a
+ * when its pool thread dies, the instances using it are reported recovering, a
  * replacement is opened and they are restored (or failed, if it cannot be opened);
  * when the model's ThreadChoice moves the model inline, the slot moves, and the old
  * session is released when the runs already on it end.
@@ -56,9 +56,10 @@ export class SessionSlot {
 
   /**
    * Releases the session now. The server calls this once the instance's executions
-   * have returned, or when one outlived the exit timeout: then this is what ends it
-   * (a worker is terminated, its pending run fails UNAVAILABLE). A session still being
-   * opened is waited for and released too.
+   * have returned, or when one outlived the exit timeout: then this ends it where it
+   * can (a pool thread left without sessions is terminated and the pending run fails
+   * UNAVAILABLE; one still hosting other sessions finishes the run, whose answer no one
+   * awaits). A session still being opened is waited for and released too.
    */
   async release(): Promise<void> {
     this.released = true;
@@ -70,7 +71,9 @@ export class SessionSlot {
   private measure(session: OnnxSession, result: RunResult): void {
     if (session !== this.current || session.thread !== 'worker') return;
     // A session's first runs pay for warming up; they would skew the choice.
-    if (!this.choice.isDecided && ++this.runsOnCurrent > WARMUP_RUNS) this.choice.record(result.runMicroseconds);
+    if (!this.choice.isDecided && ++this.runsOnCurrent > WARMUP_RUNS && result.handoffMicroseconds !== undefined) {
+      this.choice.record({ runMicroseconds: result.runMicroseconds, handoffMicroseconds: result.handoffMicroseconds });
+    }
     if (this.choice.thread !== session.thread && !this.opening && !this.stayPut && !this.released) this.track(() => this.move());
   }
 

@@ -1,10 +1,13 @@
+import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { InferenceError, InferenceServer, normalizeModelConfig } from '@tritium/core';
 import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
-import { EXECUTION_THREAD_PARAMETER, MEASURED_RUNS, WARMUP_RUNS } from '../src/thread-choice.js';
+import { EXECUTION_THREAD_PARAMETER, INLINE_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS } from '../src/thread-choice.js';
 import { DETACHED, fp32, HealthLog, loadDirect, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
 import { ServerHarness } from './server-harness.js';
 
@@ -109,6 +112,30 @@ describe('the thread choice', () => {
     }
   });
 
+  test('on a cold process (onnxruntime starting up with the first model), the tiny model goes inline and a slow one stays off the loop, and the state says why', async () => {
+    const root = fileURLToPath(new URL('../../../', import.meta.url));
+    const child = fileURLToPath(new URL('./choose-in-child.ts', import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', child], { cwd: root });
+    type Outcome = { thread: string; description: string };
+    const { tiny, slow, logged } = JSON.parse(stdout) as { tiny: Outcome; slow: Outcome; logged: string[] };
+    expect(tiny).toMatchObject({ thread: 'inline', description: expect.stringMatching(/auto, inline: a run costs less than the handoff to a worker \(run \d+ µs in onnxruntime \(lower quartile\), handoff to a worker \d+ µs \(median\), open [\d.]+ ms\)$/) });
+    expect(slow).toMatchObject({ thread: 'worker', description: expect.stringMatching(/auto, worker threads: a run costs more than the handoff/) });
+    expect(logged).toEqual([`model 'tiny': ${tiny.description.split('; ').at(-1)}`, `model 'mlp': ${slow.description.split('; ').at(-1)}`]);
+  });
+
+  test('auto weighs the run against the handoff, caps what the loop holds, and keeps slow openers on workers', () => {
+    const decide = (run: number, handoff: number, open = 2) => {
+      const choice = new ThreadChoice('auto');
+      choice.noteOpen(open);
+      for (let i = 0; i < MEASURED_RUNS; i++) choice.record({ runMicroseconds: run, handoffMicroseconds: handoff });
+      return choice.thread;
+    };
+    expect(decide(8, 40)).toBe('inline');
+    expect(decide(60, 40)).toBe('worker');
+    expect(decide(INLINE_MAX_MICROSECONDS + 10, 2000)).toBe('worker');
+    expect(decide(8, 40, 50)).toBe('worker');
+  });
+
   test('the parameter fixes the thread, and a wrong value is refused naming it', async () => {
     const inline = await loadDirect(backend, repo.current, 'tiny_inline', 'tiny', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'inline' } } });
     const worker = await loadDirect(backend, repo.current, 'tiny_worker', 'tiny', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'worker' } } });
@@ -168,6 +195,22 @@ describe('sessions and inputs crossing', () => {
       await loaded.model.finalize?.();
     }
   });
+  test('inputs from 16 KB up cross through reused shared buffers, each run reading its own values', async () => {
+    const loaded = await loadDirect(onnxBackend(), repo.current, 'big_w', 'identity_fp32', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'worker' } } });
+    try {
+      for (const [round, length] of [8192, 8192, 5000, 70000].entries()) {
+        // A view into a larger buffer, as a caller's may be.
+        const backing = new Float32Array(length + 16);
+        const data = backing.subarray(8, 8 + length);
+        for (let i = 0; i < length; i++) data[i] = round * 1e5 + i;
+        const [out] = outputsOf(await loaded.instances[0]!.execute([request({ INPUT0: { datatype: 'FP32', shape: [1, length], data } }, [])]));
+        expect(out!.OUTPUT0!.data).toEqual(data);
+      }
+    } finally {
+      await loaded.instances[0]!.finalize?.();
+      await loaded.model.finalize?.();
+    }
+  });
 });
 
 describe('a worker that dies', () => {
@@ -201,9 +244,9 @@ describe('a worker that dies', () => {
     try {
       const loaded = await loadDirect(onnxBackend(), repo, 'tiny_w', 'tiny', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'worker' } } });
       const instance = loaded.instances[0] as OnnxInstance;
-      const health = (instance as unknown as { slot: { users: HealthLog[]; current: { worker: { terminate(): Promise<number> } } } }).slot;
+      const health = (instance as unknown as { slot: { users: HealthLog[]; current: { host: { worker: { terminate(): Promise<number> } } } } }).slot;
       // Kill the thread from outside, as a crash would.
-      await health.current.worker.terminate();
+      await health.current.host.worker.terminate();
       for (let i = 0; i < 200 && health.users[0]!.reports.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
       expect(health.users[0]!.reports).toEqual([expect.stringMatching(/^recovering: its worker thread exited with code 1/), 'restored']);
       expect(outputsOf(await instance.execute([request(tinyInput(4), [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array([5]));
@@ -212,6 +255,38 @@ describe('a worker that dies', () => {
     } finally {
       await repo.cleanup();
     }
+  });
+});
+
+describe('the execution pool', () => {
+  test('executionThreads sizes it: with one thread, a model\'s two instances share it and both serve; a size below one is refused', async () => {
+    expect(() => onnxBackend({ executionThreads: 0 })).toThrow(/executionThreads must be a whole number >= 1, not 0/);
+    const repo = await TempRepository.create();
+    try {
+      const param = { [EXECUTION_THREAD_PARAMETER]: { string_value: 'worker' } };
+      const loaded = await loadDirect(onnxBackend({ executionThreads: 1 }), repo, 'one_thread', 'tiny', { parameters: param }, 2);
+      const hosts = loaded.instances.map((instance) => (instance as unknown as { slot: { current: { host: unknown } } }).slot.current.host);
+      expect(hosts[0]).toBe(hosts[1]);
+      const outputs = await Promise.all(loaded.instances.map((instance, i) => instance.execute([request(tinyInput(i), [])])));
+      expect(outputs.map((result) => outputsOf(result)[0]!.OUTPUT0!.data)).toEqual([new Float32Array([1]), new Float32Array([2])]);
+      await Promise.all(loaded.instances.map((instance) => instance.finalize?.()));
+      await loaded.model.finalize?.();
+    } finally {
+      await repo.cleanup();
+    }
+  });
+
+  test('models cost their sessions, not threads: 20 more tiny models add no thread and little memory', async () => {
+    const root = fileURLToPath(new URL('../../../', import.meta.url));
+    const child = fileURLToPath(new URL('./load-many-in-child.ts', import.meta.url));
+    const perStep = 20;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', child, String(perStep)], { cwd: root });
+    const { steps, answer } = JSON.parse(stdout) as { steps: Array<{ threads: number; rss: number }>; answer: number[] };
+    expect(answer).toEqual([2]);
+    // 40 models of two instances each, 80 sessions: the pool's threads (one per core) and no more.
+    expect(steps[1]!.threads).toBe(steps[0]!.threads);
+    // Some 0.3 MB a model here (20 MB when each instance was a worker); the bound leaves room for a busy machine's noise.
+    expect((steps[1]!.rss - steps[0]!.rss) / perStep).toBeLessThan(4 * 2 ** 20);
   });
 });
 

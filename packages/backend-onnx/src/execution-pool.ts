@@ -1,0 +1,74 @@
+import { availableParallelism } from 'node:os';
+import type { ResourceLimits } from 'node:worker_threads';
+import { PoolSession } from './pool-session.js';
+import { PoolThread } from './pool-thread.js';
+import type { OrtRuntime, OrtSessionOptions, SessionSource } from './runtime.js';
+
+/**
+ * A minimal model (one Identity node, float32 [batch, n]): what the process's first
+ * pooled session opens before its own model, to pay onnxruntime's one-time start-up
+ * (25 ms to 400 ms) apart from the model's open time, which the thread choice reads.
+ */
+const STARTUP_MODEL = Buffer.from(
+  'CAgSHXRyaXRpdW0tYmFja2VuZC1vbm54LWdlbmVyYXRlGgExOm0KGwoGSU5QVVQwEgdPVVRQVVQwIghJZGVudGl0eRINaWRlbnRpdHlfZnAzMloeCgZJTlBVVDASFAoSCAESDgoHEgViYXRjaAoDEgFuYh8KB09VVFBVVDASFAoSCAESDgoHEgViYXRjaAoDEgFuQgQKABAR',
+  'base64',
+);
+
+/** Per onnxruntime package: settles once this process has paid its start-up (or failed to). */
+const startUps = new Map<string, Promise<void>>();
+
+/**
+ * The threads that host every pooled session of a backend's models: at most `size`
+ * (default one per core), started as sessions need them and ended with their last
+ * session, so threads and isolates do not grow with the number of models. A session
+ * goes to the thread hosting the fewest of its model's sessions, then the fewest in
+ * all; a new thread starts while the pool is under size and every thread hosts one.
+ * A thread that dies leaves the pool; its sessions' replacements go to the others,
+ * or to a new one.
+ */
+export class ExecutionPool {
+  private readonly threads: PoolThread[] = [];
+  /** The open sessions of each group, which stand in for each other when a thread is busy. */
+  private readonly groups = new Map<string, Set<PoolSession>>();
+
+  constructor(
+    readonly size = availableParallelism(),
+    private readonly resourceLimits?: ResourceLimits,
+  ) {}
+
+  /** Intra-op threads for a session when its config sets none: the cores shared out among the pool's threads, which run at once. */
+  get intraOpThreads(): number {
+    return Math.max(1, Math.floor(availableParallelism() / this.size));
+  }
+
+  /** Opens a session of `group` (a model) on a pool thread; rejects with onnxruntime's reason if it cannot. */
+  async open(runtime: OrtRuntime, source: SessionSource, options: OrtSessionOptions, what: string, group: string): Promise<PoolSession> {
+    const startingUp = startUps.get(runtime.packageName);
+    if (startingUp) await startingUp;
+    let started = () => {};
+    if (!startingUp) startUps.set(runtime.packageName, new Promise<void>((resolve) => (started = resolve)));
+    const host = this.place(group);
+    try {
+      const hosted = await host.open(runtime, source, options, what, group, startingUp ? undefined : STARTUP_MODEL);
+      for (const [key, sessions] of this.groups) if (sessions.size === 0) this.groups.delete(key);
+      let siblings = this.groups.get(group);
+      if (!siblings) this.groups.set(group, (siblings = new Set()));
+      const session = new PoolSession(host, hosted, group, siblings, what);
+      siblings.add(session);
+      return session;
+    } finally {
+      started();
+    }
+  }
+
+  private place(group: string): PoolThread {
+    let best: PoolThread | undefined;
+    for (const thread of this.threads) {
+      if (!best || thread.hosts(group) < best.hosts(group) || (thread.hosts(group) === best.hosts(group) && thread.size < best.size)) best = thread;
+    }
+    if (best && (best.size === 0 || this.threads.length >= this.size)) return best;
+    const thread: PoolThread = new PoolThread(this.resourceLimits, () => this.threads.splice(this.threads.indexOf(thread), 1));
+    this.threads.push(thread);
+    return thread;
+  }
+}

@@ -1,0 +1,126 @@
+// One thread of the execution pool (see pool-thread.ts, which starts it): it hosts any
+// number of onnxruntime sessions, of any models. Plain JavaScript so that it runs unbuilt
+// from src/ and as shipped in dist/. workerData: { resourceLimits? } only; everything else
+// comes in messages, each answered with the same id:
+//   { op: 'open', id, runtime (package name), model (path or bytes), options, externalData?, wasm?,
+//     startUp? (a minimal model opened first, to pay the process's one-time start-up) }
+//     -> { id, metadata: { inputMetadata, outputMetadata }, openMilliseconds } or { id, error };
+//     the session is known by the open's id from then on.
+//   { op: 'run', id, session, feeds, fetches } -> { id, outputs, micros } or { id, error };
+//     a feed is { type, data, dims }, or { type, dims, shared, byteLength, view }: its bytes in
+//     a SharedArrayBuffer that the event loop reuses once answered (see shared-buffers.ts).
+//   { op: 'release', session } (no answer)
+// One operation at a time, in order: onnxruntime-node's run blocks this thread anyway, and
+// onnxruntime-web fails on overlapping operations.
+import { parentPort } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import { timedRun } from './timed-run.mjs';
+
+const runtimes = new Map();
+const sessions = new Map();
+
+// Buffers that shared inputs are copied into (onnxruntime-node refuses SharedArrayBuffer-
+// backed tensors), by power-of-two size, reused as shared-buffers.ts reuses its own; one
+// run at a time, so one per size and feed in flight.
+const scratch = new Map();
+
+function ownCopy({ type, dims, shared, byteLength, view }, taken) {
+  const size = 2 ** Math.ceil(Math.log2(byteLength));
+  const buffer = scratch.get(size)?.pop() ?? new ArrayBuffer(size);
+  taken.push(buffer);
+  new Uint8Array(buffer, 0, byteLength).set(new Uint8Array(shared, 0, byteLength));
+  const View = globalThis[view];
+  return { type, dims, data: new View(buffer, 0, byteLength / View.BYTES_PER_ELEMENT) };
+}
+
+function giveBack(buffers) {
+  for (const buffer of buffers) {
+    // An output that was this very buffer went back transferred, which detached it.
+    if (buffer.byteLength === 0) continue;
+    let kept = scratch.get(buffer.byteLength);
+    if (!kept) scratch.set(buffer.byteLength, (kept = []));
+    if (kept.length < 2 && buffer.byteLength <= 16 * 2 ** 20) kept.push(buffer);
+  }
+}
+
+function messageOf(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Each package once per thread; onnxruntime-web's settings are its module's, so this thread's copy repeats them. */
+async function runtimeOf(name, wasm) {
+  let ort = runtimes.get(name);
+  if (!ort) {
+    const module = await import(name);
+    ort = module.InferenceSession ? module : module.default;
+    if (wasm?.paths !== undefined) ort.env.wasm.wasmPaths = wasm.paths;
+    if (wasm?.numThreads !== undefined) ort.env.wasm.numThreads = wasm.numThreads;
+    runtimes.set(name, ort);
+  }
+  return ort;
+}
+
+async function open({ id, runtime, model, options, externalData, wasm, startUp }) {
+  const ort = await runtimeOf(runtime, wasm);
+  if (startUp) {
+    // onnxruntime's first session in a process pays its start-up: paid here, apart from the model's own open.
+    // Should this fail, the model's open pays it instead.
+    await ort.InferenceSession.create(startUp, { logSeverityLevel: 3 }).then((session) => session.release(), () => {});
+  }
+  const start = performance.now();
+  const session = await ort.InferenceSession.create(model, externalData ? { ...options, externalData } : options);
+  const openMilliseconds = performance.now() - start;
+  sessions.set(id, { ort, session });
+  parentPort.postMessage({ id, metadata: { inputMetadata: session.inputMetadata, outputMetadata: session.outputMetadata }, openMilliseconds });
+}
+
+async function run({ id, session: key, feeds, fetches }) {
+  const taken = [];
+  try {
+    await runWith(id, sessions.get(key), feeds, fetches, taken);
+  } finally {
+    // After the answer went: an output that was one of these buffers left transferred.
+    giveBack(taken);
+  }
+}
+
+async function runWith(id, { ort, session }, feeds, fetches, taken) {
+  const tensors = {};
+  for (const name in feeds) {
+    const feed = feeds[name].shared ? ownCopy(feeds[name], taken) : feeds[name];
+    tensors[name] = new ort.Tensor(feed.type, feed.data, feed.dims);
+  }
+  const { results, micros } = await timedRun(() => session.run(tensors, fetches));
+  const outputs = {};
+  const buffers = new Set();
+  for (const name in results) {
+    const { type, data, dims } = results[name];
+    outputs[name] = { type, data, dims };
+    if (ArrayBuffer.isView(data)) buffers.add(data.buffer);
+  }
+  try {
+    // The outputs are this thread's own: hand their memory over instead of copying it.
+    parentPort.postMessage({ id, outputs, micros }, [...buffers]);
+  } catch {
+    parentPort.postMessage({ id, outputs, micros });
+  }
+}
+
+async function release({ session: key }) {
+  const hosted = sessions.get(key);
+  sessions.delete(key);
+  await hosted?.session.release();
+}
+
+const operations = { open, run, release };
+let queue = Promise.resolve();
+parentPort.on('message', (message) => {
+  queue = queue.then(() =>
+    operations[message.op](message).catch((error) => {
+      if (message.id !== undefined) parentPort.postMessage({ id: message.id, error: messageOf(error) });
+    }),
+  );
+});
+parentPort.on('messageerror', (error) => {
+  throw new Error(`a request could not be read: ${messageOf(error)}`);
+});
