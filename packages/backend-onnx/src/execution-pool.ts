@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
+import { InferenceError } from '@tritium/core';
 import { PoolSession } from './pool-session.js';
 import { PoolThread } from './pool-thread.js';
 import type { OrtRuntime, OrtSessionOptions, SessionSource } from './runtime.js';
@@ -47,8 +48,15 @@ export class ExecutionPool {
     if (startingUp) await startingUp;
     let started = () => {};
     if (!startingUp) startUps.set(runtime.packageName, new Promise<void>((resolve) => (started = resolve)));
-    const host = this.place(group);
     try {
+      // Inside the try: a thread that cannot be started (new Worker throws, e.g. EAGAIN) must
+      // still settle the start-up promise, or every later open in the process would wait forever.
+      let host: PoolThread;
+      try {
+        host = this.place(group);
+      } catch (error) {
+        throw new InferenceError('UNAVAILABLE', `${what}: no execution pool thread could be started: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
       const hosted = await host.open(runtime, source, options, what, group, startingUp ? undefined : STARTUP_MODEL);
       for (const [key, sessions] of this.groups) if (sessions.size === 0) this.groups.delete(key);
       let siblings = this.groups.get(group);

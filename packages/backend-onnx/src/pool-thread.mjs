@@ -84,7 +84,9 @@ async function run({ id, session: key, feeds, fetches }) {
   }
 }
 
-async function runWith(id, { ort, session }, feeds, fetches, taken) {
+async function runWith(id, hosted, feeds, fetches, taken) {
+  if (!hosted) throw new Error('the session was released');
+  const { ort, session } = hosted;
   const tensors = {};
   for (const name in feeds) {
     const feed = feeds[name].shared ? ownCopy(feeds[name], taken) : feeds[name];

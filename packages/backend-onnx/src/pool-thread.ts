@@ -69,6 +69,8 @@ export class PoolThread {
   ended: string | undefined;
   /** Sessions hosted now. */
   size = 0;
+  /** Why the thread died on its own, if it did (not set when it ended with its last session). */
+  private lost: string | undefined;
 
   constructor(
     resourceLimits: ResourceLimits | undefined,
@@ -123,8 +125,22 @@ export class PoolThread {
     this.leave(group, session);
   }
 
-  /** Calls `listener` once if the thread dies on its own; returns the unsubscribe. */
+  /**
+   * Calls `listener` once if the thread dies on its own; returns the unsubscribe. A thread
+   * that died already (before a session kept aside, such as a model's first, was taken
+   * up) tells it on the next turn, so the session is replaced rather than kept dead.
+   */
   onLost(listener: (reason: string) => void): () => void {
+    if (this.lost !== undefined) {
+      const reason = this.lost;
+      let wanted = true;
+      queueMicrotask(() => {
+        if (wanted) listener(reason);
+      });
+      return () => {
+        wanted = false;
+      };
+    }
     this.lostListeners.add(listener);
     return () => this.lostListeners.delete(listener);
   }
@@ -201,6 +217,7 @@ export class PoolThread {
 
   private lose(reason: string): void {
     if (this.ended) return;
+    this.lost = reason;
     this.end(reason);
     for (const listener of this.lostListeners) listener(reason);
     this.lostListeners.clear();
