@@ -28,12 +28,11 @@ import { readdirSync } from 'node:fs';
 import { cp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { InferenceError, InferenceServer } from '@tritium/core';
 import { onnxBackend } from '@tritium/backend-onnx';
-import { alternateRounds, formatSpread, measureLatency, median, ratioSpread, spread, table, type Spread } from './measure.js';
+import { alternateRounds, formatSpread, loopDelayDuring, measureLatency, median, ratioSpread, spread, table, type Spread } from './measure.js';
 import { benchRepository } from './noop-backend.js';
 
 const MODELS = fileURLToPath(new URL('../packages/backend-onnx/models/', import.meta.url));
@@ -104,6 +103,22 @@ const inferOnce = (model: string, file: ModelFile, batch: number) => {
   const data = rowsOf(file, batch);
   return () => server.infer(model, { inputs: { INPUT0: { datatype: 'FP32', shape: [batch, width[file]], data } } });
 };
+type Latency = Awaited<ReturnType<typeof measureLatency>>;
+/** One figure's median over rounds. */
+const med = (rounds: Latency[], key: keyof Latency) => median(rounds.map((x) => x[key]));
+/** One figure's per-round ratio a/b: median and range. */
+const ratio = (a: Latency[], b: Latency[], key: keyof Latency) => ratioSpread(a.map((x) => x[key]), b.map((x) => x[key]));
+/** Raw session.run against server.infer() on the same file and batch, in alternating rounds. */
+async function rawAgainstTritium(file: ModelFile, model: string, batch: number, calls: number, callers: number) {
+  const session = await openRaw(file);
+  try {
+    const raw = rawOnce(session, file, batch);
+    const tritium = inferOnce(model, file, batch);
+    return await alternateRounds({ raw: () => measureLatency(raw, calls, callers), tritium: () => measureLatency(tritium, calls, callers) }, ROUNDS);
+  } finally {
+    await session.release();
+  }
+}
 const meanBatch = (model: string) => {
   const stats = server.statistics(model).model_stats[0]!;
   return stats.inference_count / stats.execution_count;
@@ -113,29 +128,22 @@ const meanBatch = (model: string) => {
 async function oneCaller() {
   const rows = [];
   for (const [file, calls] of [['tiny', 3_000], ['mlp', 2_000]] as const) {
-    const session = await openRaw(file);
-    try {
-      const raw = rawOnce(session, file, 1);
-      const tritium = inferOnce(file, file, 1);
-      const r = await alternateRounds({ raw: () => measureLatency(raw, calls, 1), tritium: () => measureLatency(tritium, calls, 1) }, ROUNDS);
-      const rate = ratioSpread(r.tritium.map((x) => x.requestsPerSecond), r.raw.map((x) => x.requestsPerSecond));
-      const cpu = ratioSpread(r.tritium.map((x) => x.cpuUsPerRequest), r.raw.map((x) => x.cpuUsPerRequest));
-      figures[`1caller.${file}.rate`] = rate;
-      figures[`1caller.${file}.cpu`] = cpu;
-      rows.push({
-        model: file,
-        'raw req/s': median(r.raw.map((x) => x.requestsPerSecond)),
-        'Tritium req/s': median(r.tritium.map((x) => x.requestsPerSecond)),
-        'req/s ratio': formatSpread(rate),
-        'raw p50 µs': median(r.raw.map((x) => x.p50)),
-        'Tritium p50 µs': median(r.tritium.map((x) => x.p50)),
-        'raw CPU µs/req': median(r.raw.map((x) => x.cpuUsPerRequest)),
-        'Tritium CPU µs/req': median(r.tritium.map((x) => x.cpuUsPerRequest)),
-        'CPU ratio': formatSpread(cpu),
-      });
-    } finally {
-      await session.release();
-    }
+    const r = await rawAgainstTritium(file, file, 1, calls, 1);
+    const rate = ratio(r.tritium, r.raw, 'requestsPerSecond');
+    const cpu = ratio(r.tritium, r.raw, 'cpuUsPerRequest');
+    figures[`1caller.${file}.rate`] = rate;
+    figures[`1caller.${file}.cpu`] = cpu;
+    rows.push({
+      model: file,
+      'raw req/s': med(r.raw, 'requestsPerSecond'),
+      'Tritium req/s': med(r.tritium, 'requestsPerSecond'),
+      'req/s ratio': formatSpread(rate),
+      'raw p50 µs': med(r.raw, 'p50'),
+      'Tritium p50 µs': med(r.tritium, 'p50'),
+      'raw CPU µs/req': med(r.raw, 'cpuUsPerRequest'),
+      'Tritium CPU µs/req': med(r.tritium, 'cpuUsPerRequest'),
+      'CPU ratio': formatSpread(cpu),
+    });
   }
   const reasons = (await server.repositoryIndex()).filter((e) => e.name === 'tiny' || e.name === 'mlp').map((e) => `${e.name}: ${e.reason || '(no reason given)'}`);
   console.log(`\n1. default config, 1 caller at batch 1 (${ROUNDS} alternating rounds; ratio Tritium/raw: median (min–max))`);
@@ -147,26 +155,19 @@ async function oneCaller() {
 async function manyCallers() {
   const rows = [];
   for (const [file, calls] of [['tiny', 8_000], ['mlp', 8_000]] as const) {
-    const session = await openRaw(file);
-    try {
-      const raw = rawOnce(session, file, 1);
-      const tritium = inferOnce(file, file, 1);
-      const r = await alternateRounds({ raw: () => measureLatency(raw, calls, CALLERS), tritium: () => measureLatency(tritium, calls, CALLERS) }, ROUNDS);
-      const rate = ratioSpread(r.tritium.map((x) => x.requestsPerSecond), r.raw.map((x) => x.requestsPerSecond));
-      figures[`64callers.${file}.rate`] = rate;
-      rows.push({
-        model: file,
-        'naive raw req/s': median(r.raw.map((x) => x.requestsPerSecond)),
-        'Tritium req/s': median(r.tritium.map((x) => x.requestsPerSecond)),
-        'req/s ratio': formatSpread(rate),
-        'raw p99 µs': median(r.raw.map((x) => x.p99)),
-        'Tritium p99 µs': median(r.tritium.map((x) => x.p99)),
-        'raw CPU µs/req': median(r.raw.map((x) => x.cpuUsPerRequest)),
-        'Tritium CPU µs/req': median(r.tritium.map((x) => x.cpuUsPerRequest)),
-      });
-    } finally {
-      await session.release();
-    }
+    const r = await rawAgainstTritium(file, file, 1, calls, CALLERS);
+    const rate = ratio(r.tritium, r.raw, 'requestsPerSecond');
+    figures[`64callers.${file}.rate`] = rate;
+    rows.push({
+      model: file,
+      'naive raw req/s': med(r.raw, 'requestsPerSecond'),
+      'Tritium req/s': med(r.tritium, 'requestsPerSecond'),
+      'req/s ratio': formatSpread(rate),
+      'raw p99 µs': med(r.raw, 'p99'),
+      'Tritium p99 µs': med(r.tritium, 'p99'),
+      'raw CPU µs/req': med(r.raw, 'cpuUsPerRequest'),
+      'Tritium CPU µs/req': med(r.tritium, 'cpuUsPerRequest'),
+    });
   }
   console.log(`\n2. default config, ${CALLERS} callers at batch 1, against ${CALLERS} callers of raw session.run (${ROUNDS} alternating rounds)`);
   table(rows);
@@ -231,28 +232,21 @@ async function dynamicBatching() {
 
 // 4. One batch-64 MLP request at a time.
 async function oneBigBatch() {
-  const session = await openRaw('mlp');
-  try {
-    const raw = rawOnce(session, 'mlp', 64);
-    const tritium = inferOnce('mlp', 'mlp', 64);
-    const r = await alternateRounds({ raw: () => measureLatency(raw, 100, 1), tritium: () => measureLatency(tritium, 100, 1) }, ROUNDS);
-    const time = ratioSpread(r.raw.map((x) => x.requestsPerSecond), r.tritium.map((x) => x.requestsPerSecond));
-    figures['batch64.time'] = time;
-    console.log(`\n4. the MLP, one batch-64 request at a time (100 per round, ${ROUNDS} alternating rounds)`);
-    table([
-      {
-        'raw µs/request': 1e6 / median(r.raw.map((x) => x.requestsPerSecond)),
-        'Tritium µs/request': 1e6 / median(r.tritium.map((x) => x.requestsPerSecond)),
-        'time ratio Tritium/raw': formatSpread(time),
-        'raw p50 µs': median(r.raw.map((x) => x.p50)),
-        'Tritium p50 µs': median(r.tritium.map((x) => x.p50)),
-        'raw CPU µs/req': median(r.raw.map((x) => x.cpuUsPerRequest)),
-        'Tritium CPU µs/req': median(r.tritium.map((x) => x.cpuUsPerRequest)),
-      },
-    ]);
-  } finally {
-    await session.release();
-  }
+  const r = await rawAgainstTritium('mlp', 'mlp', 64, 100, 1);
+  const time = ratio(r.raw, r.tritium, 'requestsPerSecond');
+  figures['batch64.time'] = time;
+  console.log(`\n4. the MLP, one batch-64 request at a time (100 per round, ${ROUNDS} alternating rounds)`);
+  table([
+    {
+      'raw µs/request': 1e6 / med(r.raw, 'requestsPerSecond'),
+      'Tritium µs/request': 1e6 / med(r.tritium, 'requestsPerSecond'),
+      'time ratio Tritium/raw': formatSpread(time),
+      'raw p50 µs': med(r.raw, 'p50'),
+      'Tritium p50 µs': med(r.tritium, 'p50'),
+      'raw CPU µs/req': med(r.raw, 'cpuUsPerRequest'),
+      'Tritium CPU µs/req': med(r.tritium, 'cpuUsPerRequest'),
+    },
+  ]);
 }
 
 // 5. Many models: each side in a fresh child process.
@@ -391,13 +385,8 @@ async function loopAndAborts() {
   try {
     const requests = 600;
     const underLoad = (load: () => Promise<unknown>) => async () => {
-      const histogram = monitorEventLoopDelay({ resolution: 1 });
-      histogram.enable();
-      const start = performance.now();
-      await load();
-      const seconds = (performance.now() - start) / 1000;
-      histogram.disable();
-      return { p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, rate: requests / seconds };
+      const { p99, max, seconds } = await loopDelayDuring(load);
+      return { p99, max, rate: requests / seconds };
     };
     const rounds = Math.min(ROUNDS, 3);
     const r = await alternateRounds(

@@ -1,3 +1,5 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
 /** Small timing helpers shared by the benchmarks. Figures are medians of several rounds, since this machine is shared and noisy. */
 
 export interface Rate {
@@ -123,6 +125,20 @@ export async function alternateRounds<K extends string, T>(sides: Record<K, () =
     }
   }
   return results;
+}
+
+/**
+ * The event loop's delay while `load` runs (monitorEventLoopDelay at 1 ms resolution, so
+ * ~1 ms is the floor): p50, p99 and max in ms, and how long the load took in seconds.
+ */
+export async function loopDelayDuring(load: () => Promise<unknown>): Promise<{ p50: number; p99: number; max: number; seconds: number }> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  const start = performance.now();
+  await load();
+  const seconds = (performance.now() - start) / 1000;
+  histogram.disable();
+  return { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, seconds };
 }
 
 export function table(rows: Array<Record<string, string | number>>): void {

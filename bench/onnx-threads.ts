@@ -16,13 +16,12 @@ import { DETACHED } from '../packages/core/test/helpers/detached.js';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { InferenceServer, normalizeModelConfig, type BackendInstance } from '@tritium/core';
 import { onnxBackend } from '@tritium/backend-onnx';
-import { compareInterleaved, measureLatency, median, table } from './measure.js';
+import { compareInterleaved, loopDelayDuring, measureLatency, median, table } from './measure.js';
 
 const MODELS = fileURLToPath(new URL('../packages/backend-onnx/models/', import.meta.url));
 const width = { tiny: 1, mlp: 256 } as const;
@@ -127,16 +126,11 @@ for (let round = 0; round < 3; round++) {
     ['mlp_inline', () => measureLatency(inferOnce('mlp_inline', 'mlp', 64), 600, 8)],
     ['mlp_default (2 workers)', () => measureLatency(inferOnce('mlp_default', 'mlp', 64), 600, 8)],
   ] as const) {
-    const histogram = monitorEventLoopDelay({ resolution: 1 });
-    histogram.enable();
-    const start = performance.now();
-    await load();
-    const seconds = (performance.now() - start) / 1000;
-    histogram.disable();
+    const { p50, p99, max, seconds } = await loopDelayDuring(load);
     const row = (delays[name] ??= { p50: [], p99: [], max: [], rate: [] });
-    row.p50.push(histogram.percentile(50) / 1e6);
-    row.p99.push(histogram.percentile(99) / 1e6);
-    row.max.push(histogram.max / 1e6);
+    row.p50.push(p50);
+    row.p99.push(p99);
+    row.max.push(max);
     row.rate.push(load === idle ? 0 : 600 / seconds);
   }
 }

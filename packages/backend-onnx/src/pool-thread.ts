@@ -194,7 +194,7 @@ export class PoolThread {
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
       try {
-        this.worker.postMessage({ ...message, id }, [...transfer]);
+        this.worker.postMessage({ ...message, id }, transfer);
       } catch (error) {
         reject(new InferenceError('INTERNAL', `${what}: the inputs could not be sent to the session's worker thread: ${(error as Error).message}`));
         return;

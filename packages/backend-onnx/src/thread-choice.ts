@@ -77,7 +77,6 @@ export class ThreadChoice {
     return this.decided !== undefined;
   }
 
-
   /** Notes how long a worker session took to open. */
   noteOpen(milliseconds: number): void {
     this.longestOpen = Math.max(this.longestOpen, milliseconds);

@@ -69,7 +69,8 @@ export async function pythonEnvironment(config: ModelConfig, modelDirectory: str
   const envPath = parameters[EXECUTION_ENV_PATH]?.string_value;
   if (envPath) {
     const path = resolve(modelDirectory, envPath.replaceAll(MODEL_DIRECTORY_PLACEHOLDER, modelDirectory));
-    if (!(await isAllowedEnvironment(path, modelDirectory, options.executionEnvironmentRoots))) {
+    // Links resolved (a venv's bin/python3 may still link to the system's interpreter): in the model's directory or under a root the operator allowed.
+    if (!(await isInsideDirectory(path, [modelDirectory, ...options.executionEnvironmentRoots]))) {
       throw new InferenceError(
         'INVALID_ARG',
         `${model}: ${EXECUTION_ENV_PATH} '${envPath}' lies outside the model's directory: put the environment inside it ($$TRITON_MODEL_DIRECTORY/...), ` +
@@ -95,17 +96,6 @@ export async function pythonEnvironment(config: ModelConfig, modelDirectory: str
     );
   }
   return { interpreter, env: {}, origin: 'the backend default' };
-}
-
-/**
- * An environment (its links resolved; a venv's bin/python3 may still link to the system's
- * interpreter) must lie in the model's directory or under a root the operator allowed.
- */
-async function isAllowedEnvironment(path: string, modelDirectory: string, roots: readonly string[]): Promise<boolean> {
-  for (const root of [modelDirectory, ...roots]) {
-    if (await isInsideDirectory(path, root)) return true;
-  }
-  return false;
 }
 
 /** A bare name is looked up on PATH, as a shell would; a path is taken as it is. */

@@ -86,13 +86,13 @@ export class DynamicBatcher<T extends BatchItem> {
   nextBatch(): BatchDecision<T> {
     const now = this.clock.now();
     this.queue.expire(now);
-    const timeout = this.queue.nextDeadline();
-    if (this.queue.size === 0) return { wakeAt: timeout };
+    if (this.queue.size === 0) return { wakeAt: this.queue.nextDeadline() };
     const run = this.walkRun();
     const count = preferredBatchCount(run, this.rule, now, !this.flushing);
     if (count === 0) {
       // preferredBatchCount waits only while the delay has not passed at `now`: this is in the future.
       const delayExpiry = run.oldest + this.rule.maxQueueDelayMicroseconds;
+      const timeout = this.queue.nextDeadline();
       return { wakeAt: timeout === undefined ? delayExpiry : Math.min(timeout, delayExpiry) };
     }
     const batch = new Array<T>(count);

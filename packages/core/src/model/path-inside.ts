@@ -3,11 +3,14 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 import { fileNameEscape } from '../config/file-names.js';
 import { InferenceError } from '../errors.js';
 
-/** Whether `path` lies inside `directory` once symbolic links are resolved on both. */
-export async function isInsideDirectory(path: string, directory: string): Promise<boolean> {
-  const root = await resolvedPath(resolve(directory));
+/** Whether `path` lies inside `directory` (or one of several) once symbolic links are resolved on both. */
+export async function isInsideDirectory(path: string, directory: string | readonly string[]): Promise<boolean> {
   const target = await resolvedPath(resolve(path));
-  return target === root || target.startsWith(root.endsWith(sep) ? root : root + sep);
+  for (const each of typeof directory === 'string' ? [directory] : directory) {
+    const root = await resolvedPath(resolve(each));
+    if (target === root || target.startsWith(root.endsWith(sep) ? root : root + sep)) return true;
+  }
+  return false;
 }
 
 /**

@@ -26,6 +26,8 @@ describe("the Redis cache's timeout option", () => {
   });
 });
 
+if (redisMissing) console.warn(`skipping the frozen-Redis tests: ${redisMissing}`);
+
 describe.skipIf(redisMissing)('the response cache, with a frozen Redis', () => {
   it('answers cached requests at full speed while Redis is stopped, and uses Redis again once it is back', async () => {
     const { port, process: redis } = await startRedis();

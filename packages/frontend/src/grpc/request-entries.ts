@@ -25,7 +25,8 @@ const OUTPUT_COUNTED = [2];
  */
 export function refuseOverfullRequest(message: Uint8Array): InferRequestMessage | undefined {
   const reader = new WireReader(message, 0, message.length, "the request's fields");
-  const origin: RequestOrigin = {};
+  // Where the last of each named field lies: decoded only for a refusal, never for a request that passes.
+  const named: Partial<Record<keyof RequestOrigin, { start: number; end: number }>> = {};
   let entries = 0;
   while (!reader.done && entries <= MAX_REQUEST_ENTRIES) {
     const tag = reader.varint();
@@ -35,9 +36,9 @@ export function refuseOverfullRequest(message: Uint8Array): InferRequestMessage 
       continue;
     }
     const end = reader.length() + reader.pos;
-    if (field === REQUEST.model_name) origin.model_name = text(message, reader.pos, end);
-    else if (field === REQUEST.model_version) origin.model_version = text(message, reader.pos, end);
-    else if (field === REQUEST.id) origin.id = text(message, reader.pos, end);
+    if (field === REQUEST.model_name) named.model_name = { start: reader.pos, end };
+    else if (field === REQUEST.model_version) named.model_version = { start: reader.pos, end };
+    else if (field === REQUEST.id) named.id = { start: reader.pos, end };
     else if (field === REQUEST.inputs) entries += 1 + tensorEntries(message, reader.pos, end, INPUT_COUNTED);
     else if (field === REQUEST.outputs) entries += 1 + tensorEntries(message, reader.pos, end, OUTPUT_COUNTED);
     else if (field === REQUEST.parameters || field === REQUEST.raw_input_contents) entries++;
@@ -48,6 +49,8 @@ export function refuseOverfullRequest(message: Uint8Array): InferRequestMessage 
     'INVALID_ARG',
     `the request holds more than ${MAX_REQUEST_ENTRIES} inputs, outputs, parameters, shape dimensions and raw_input_contents entries together, the most one request may hold`,
   );
+  const origin: RequestOrigin = {};
+  for (const [key, { start, end }] of Object.entries(named) as [keyof RequestOrigin, { start: number; end: number }][]) origin[key] = text(message, start, end);
   return refusedRequest(refusal, origin);
 }
 

@@ -55,12 +55,12 @@ export class WireReader {
 
   /** Steps over one value of `wireType`. */
   skip(wireType: number): void {
-    if (wireType === WIRE_TYPE.varint) this.varint();
-    else if (wireType === WIRE_TYPE.lengthDelimited) {
+    if (wireType === WIRE_TYPE.varint) {
+      this.varint();
+    } else if (wireType === WIRE_TYPE.lengthDelimited) {
       const length = this.length();
       this.pos += length;
-    }
-    else if (wireType === WIRE_TYPE.fixed64 || wireType === WIRE_TYPE.fixed32) {
+    } else if (wireType === WIRE_TYPE.fixed64 || wireType === WIRE_TYPE.fixed32) {
       const size = wireType === WIRE_TYPE.fixed64 ? 8 : 4;
       if (size > this.end - this.pos) throw this.malformed('a fixed-size value runs past the end');
       this.pos += size;

@@ -11,8 +11,9 @@ const FIRST_BLOCK_LENGTH = 16;
  */
 export class FlatTensorValues {
   private kind: 'empty' | 'numbers' | 'booleans' | 'mixed' = 'empty';
-  private readonly numbers = new TypedBlocks(Float64Array);
-  private readonly booleans = new TypedBlocks(Uint8Array);
+  /** Made by the first number (or boolean): a tensor of the other kind, or of strings, allocates neither. */
+  private numbers: TypedBlocks<Float64Array> | undefined;
+  private booleans: TypedBlocks<Uint8Array> | undefined;
   private list: unknown[] = [];
   static of(values: readonly unknown[]): FlatTensorValues {
     const flat = new FlatTensorValues();
@@ -27,10 +28,10 @@ export class FlatTensorValues {
   add(value: unknown): void {
     if (this.kind === 'empty') this.kind = typeof value === 'number' ? 'numbers' : typeof value === 'boolean' ? 'booleans' : 'mixed';
     if (this.kind === 'numbers' && typeof value === 'number') {
-      this.numbers.push(value);
+      (this.numbers ??= new TypedBlocks(Float64Array)).push(value);
       this.length++;
     } else if (this.kind === 'booleans' && typeof value === 'boolean') {
-      this.booleans.push(value ? 1 : 0);
+      (this.booleans ??= new TypedBlocks(Uint8Array)).push(value ? 1 : 0);
       this.length++;
     } else {
       if (this.kind !== 'mixed') {
@@ -45,24 +46,25 @@ export class FlatTensorValues {
 
   /** The elements in blocks, in order, when each one is a number (or there are none). */
   numberBlocks(): Float64Array[] | undefined {
-    return this.kind === 'numbers' || this.kind === 'empty' ? this.numbers.blocks() : undefined;
+    if (this.kind === 'empty') return [new Float64Array(0)];
+    return this.kind === 'numbers' ? this.numbers!.blocks() : undefined;
   }
 
   /** The elements as 0/1 bytes when each one is a boolean. */
   asBooleans(): Uint8Array | undefined {
-    return this.kind === 'booleans' ? this.booleans.joined() : undefined;
+    return this.kind === 'booleans' ? this.booleans!.joined() : undefined;
   }
 
   /** The first element; there must be one. */
   first(): unknown {
     if (this.kind === 'mixed') return this.list[0];
-    return this.kind === 'booleans' ? this.booleans.first() === 1 : this.numbers.first();
+    return this.kind === 'booleans' ? this.booleans!.first() === 1 : this.numbers!.first();
   }
 
   toArray(): unknown[] {
     if (this.kind === 'mixed') return this.list;
-    if (this.kind === 'booleans') return Array.from(this.booleans.joined(), Boolean);
-    return Array.from(this.numbers.joined());
+    if (this.kind === 'booleans') return Array.from(this.booleans!.joined(), Boolean);
+    return this.numbers ? Array.from(this.numbers.joined()) : [];
   }
 }
 

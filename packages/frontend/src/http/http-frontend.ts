@@ -95,7 +95,10 @@ async function respond(context: HttpContext, restrictions: ApiRestrictions, req:
 
 /** Triton's answer to a restricted call without its header (or with another value): 403, before anything else is checked. */
 function checkAccess(restrictions: ApiRestrictions, route: Route, req: IncomingMessage): void {
-  const header = restrictions.missingHeader(categoryOf(route), (name) => {
+  const category = categoryOf(route);
+  // An open category (every one, by default) costs the request no header reader.
+  if (!restrictions.isRestricted(category)) return;
+  const header = restrictions.missingHeader(category, (name) => {
     const value = req.headers[name];
     return Array.isArray(value) ? value[0] : value;
   });

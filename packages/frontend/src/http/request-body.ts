@@ -15,7 +15,7 @@ export async function requestBody(req: IncomingMessage, limit: number): Promise<
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(`${declared} bytes`, limit);
   const body = await new Promise<Buffer>((resolve, reject) => {
-    const segments = new BodySegments();
+    const segments = new BodySegments(declared === undefined ? undefined : Number(declared));
     req.on('data', (chunk: Buffer) => {
       if (segments.size + chunk.length > limit) {
         req.removeAllListeners('data');
@@ -33,7 +33,7 @@ export async function requestBody(req: IncomingMessage, limit: number): Promise<
   return encoding === undefined ? body : decodeBody(body, encoding, limit);
 }
 
-/** Bytes per segment: well above malloc's mmap threshold, so a segment goes back to the system when freed. */
+/** Bytes per segment at most: well above malloc's mmap threshold, so a segment goes back to the system when freed. */
 const SEGMENT_BYTES = 4 * 1024 * 1024;
 
 /**
@@ -48,6 +48,9 @@ class BodySegments {
   private segment: Buffer | undefined;
   private used = 0;
   size = 0;
+
+  /** `expected`: the declared Content-Length, so that a body smaller than a segment gets a segment of its own size. */
+  constructor(private readonly expected: number | undefined) {}
 
   add(chunk: Buffer): void {
     this.size += chunk.length;
@@ -67,7 +70,8 @@ class BodySegments {
     for (let at = 0; at < chunk.length; ) {
       if (this.segment === undefined || this.used === this.segment.length) {
         if (this.segment !== undefined) this.full.push(this.segment);
-        this.segment = Buffer.allocUnsafeSlow(SEGMENT_BYTES);
+        const remaining = this.expected === undefined ? SEGMENT_BYTES : this.expected - (this.size - chunk.length) - at;
+        this.segment = Buffer.allocUnsafeSlow(Math.min(SEGMENT_BYTES, Math.max(remaining, chunk.length - at)));
         this.used = 0;
       }
       const copied = chunk.copy(this.segment, this.used, at);

@@ -20,7 +20,7 @@ export interface RegionFile extends FileIdentity {
 }
 
 /** The file shm_open would open for `key` on Linux. */
-export function regionPath(key: string): string {
+function regionPath(key: string): string {
   return `/dev/shm/${key.replace(/^\//, '')}`;
 }
 

@@ -8,7 +8,8 @@ import type { SharedMemoryRef, SharedMemoryRegion, SystemSharedMemory } from './
  * outputs: as Triton, a region stays mapped while a request uses it.
  */
 export class RequestRegions {
-  private readonly held = new Map<string, SharedMemoryRegion>();
+  /** Made when the request first names a region: most requests name none. */
+  private held: Map<string, SharedMemoryRegion> | undefined;
 
   constructor(
     private readonly memory: SystemSharedMemory,
@@ -36,16 +37,17 @@ export class RequestRegions {
 
   /** Lets go of every region held, once the request has ended. */
   release(): void {
+    if (!this.held) return;
     for (const region of this.held.values()) region.release();
     this.held.clear();
   }
 
   private region(ref: SharedMemoryRef): SharedMemoryRegion {
-    let region = this.held.get(ref.region);
+    let region = this.held?.get(ref.region);
     if (!region) {
       region = this.memory.region(ref.region);
       region.acquire();
-      this.held.set(ref.region, region);
+      (this.held ??= new Map()).set(ref.region, region);
     }
     return region;
   }
