@@ -1,15 +1,16 @@
-import { booleanParameter } from '@tritium/core';
+import { availableParallelism } from 'node:os';
+import { booleanParameter, integerParameter } from '@tritium/core';
 import type { ExecutionPool } from './execution-pool.js';
 import type { BackendInstance, BackendModel, InstanceContext, ModelContext, NormalizedModelConfig } from '@tritium/core';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
 import type { LoadedModel } from './onnx-instance.js';
-import type { OnnxSession, SessionThread } from './onnx-session.js';
-import type { SelectedRuntime } from './runtime.js';
+import type { OnnxSession } from './onnx-session.js';
+import type { OrtSessionOptions, SelectedRuntime } from './runtime.js';
 import { openSession } from './session.js';
 import type { Placement } from './session-options.js';
 import { sessionOptionsFor } from './session-options.js';
-import { SessionSlot } from './session-slot.js';
+import { SessionSlot, type SessionOpener } from './session-slot.js';
 import { signatureOf } from './signature.js';
 import { ThreadChoice } from './thread-choice.js';
 import { validateConfigAgainstModel } from './validate.js';
@@ -37,7 +38,7 @@ export class OnnxModel implements BackendModel {
   private readonly slots: SessionSlot[] = [];
   /** Shared slots by placement, kept as promises so instances created at once share the first. */
   private readonly shared = new Map<string, Promise<SessionSlot>>();
-  private spare: { key: string; session: OnnxSession } | undefined;
+  private spare: { key: string; place: string; session: OnnxSession } | undefined;
 
   private constructor(
     private readonly loaded: LoadedModel,
@@ -46,7 +47,7 @@ export class OnnxModel implements BackendModel {
     private readonly choice: ThreadChoice,
     private readonly pool: ExecutionPool,
     private readonly group: string,
-    first: { key: string; session: OnnxSession },
+    first: { key: string; place: string; session: OnnxSession },
     fallbackReason: string | undefined,
   ) {
     this.spare = first;
@@ -68,7 +69,7 @@ export class OnnxModel implements BackendModel {
     const { pool } = options;
     const group = `${context.name}#${++loads}`;
     // "auto" decides after the first runs: the server's log says where the model went and why.
-    const choice = ThreadChoice.fromConfig(config, (reason) => context.logger.info(`model '${context.name}': ${reason}`));
+    const choice = ThreadChoice.fromConfig(config, (reason) => context.logger.info(`model '${context.name}': ${reason}`), widenTo(config, selected, pool));
     // Every instance group's session options are built now, so an accelerator that
     // cannot be had fails the load rather than the first instance.
     const placements = placementsOf(config);
@@ -83,7 +84,7 @@ export class OnnxModel implements BackendModel {
       validateConfigAgainstModel(config, signature);
       const scalarOutputs = new Set(signature.outputs.filter((o) => o.dims.length === 0).map((o) => o.name));
       const loaded: LoadedModel = { name: context.name, config, runtime, scalarOutputs };
-      return new OnnxModel(loaded, modelFile, share, choice, pool, group, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
+      return new OnnxModel(loaded, modelFile, share, choice, pool, group, { key: keyOf(firstPlacement), place: choice.place, session }, selected.fallbackReason);
     } catch (error) {
       await session.release();
       throw error;
@@ -118,18 +119,41 @@ export class OnnxModel implements BackendModel {
     const options = sessionOptionsFor(config, runtime, placement, this.pool.intraOpThreads);
     // Sessions of one placement have the same options, so they may stand in for each other (pool-session.ts).
     const spec = { runtime, modelFile: this.modelFile, modelName: name, options, pool: this.pool, group: `${this.group}:${key}` };
-    const open = (thread: SessionThread) => openSession(spec, thread);
-    let first: OnnxSession;
+    const open: SessionOpener = (thread, intraOpThreads) => openSession(intraOpThreads === undefined ? spec : { ...spec, options: widened(options, intraOpThreads) }, thread);
+    let first: { place: string; session: OnnxSession };
     if (this.spare?.key === key) {
-      first = this.spare.session;
+      first = this.spare;
       this.spare = undefined;
     } else {
-      first = await open(this.choice.thread);
+      const place = this.choice.place;
+      first = { place, session: await open(this.choice.thread, this.choice.intraOpThreads) };
     }
-    const slot = new SessionSlot(first, open, this.choice, `model '${name}'`);
+    const slot = new SessionSlot(first.session, first.place, open, this.choice, `model '${name}'`);
     this.slots.push(slot);
     return slot;
   }
+}
+
+/**
+ * The intra-op threads "auto" may widen the model's pooled sessions to: the cores, for
+ * onnxruntime-node when the config sets no count of its own and the pool gives each
+ * session fewer.
+ */
+function widenTo(config: NormalizedModelConfig, selected: SelectedRuntime, pool: ExecutionPool): number | undefined {
+  const cores = availableParallelism();
+  if (selected.runtime.kind !== 'node' || integerParameter(config, 'intra_op_thread_count') || pool.intraOpThreads >= cores) return undefined;
+  return cores;
+}
+
+/**
+ * Options with `threads` intra-op threads that sleep between runs: spinning ones
+ * (onnxruntime's default) burn the cores that other sessions' runs need.
+ */
+function widened(options: OrtSessionOptions, threads: number): OrtSessionOptions {
+  // sessionOptionsFor puts the config's `session.*` entries there; they win.
+  const extra = options.extra as { session?: Record<string, string> } | undefined;
+  const session = { 'intra_op.allow_spinning': '0', ...extra?.session };
+  return { ...options, intraOpNumThreads: threads, extra: { ...extra, session } };
 }
 
 /** The distinct placements the config's instance groups ask for; CPU when there are none. */

@@ -14,32 +14,21 @@
 // onnxruntime-web fails on overlapping operations.
 import { parentPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
+import { BufferShelf } from './buffer-shelf.mjs';
 
 const runtimes = new Map();
 const sessions = new Map();
 
 // Buffers that shared inputs are copied into (onnxruntime-node refuses SharedArrayBuffer-
-// backed tensors), by power-of-two size, reused as shared-buffers.ts reuses its own; one
-// run at a time, so one per size and feed in flight.
-const scratch = new Map();
+// backed tensors), reused as the event loop reuses its shared ones.
+const scratch = new BufferShelf((size) => new ArrayBuffer(size));
 
 function ownCopy({ type, dims, shared, byteLength, view }, taken) {
-  const size = 2 ** Math.ceil(Math.log2(byteLength));
-  const buffer = scratch.get(size)?.pop() ?? new ArrayBuffer(size);
+  const buffer = scratch.take(byteLength);
   taken.push(buffer);
   new Uint8Array(buffer, 0, byteLength).set(new Uint8Array(shared, 0, byteLength));
   const View = globalThis[view];
   return { type, dims, data: new View(buffer, 0, byteLength / View.BYTES_PER_ELEMENT) };
-}
-
-function giveBack(buffers) {
-  for (const buffer of buffers) {
-    // An output that was this very buffer went back transferred, which detached it.
-    if (buffer.byteLength === 0) continue;
-    let kept = scratch.get(buffer.byteLength);
-    if (!kept) scratch.set(buffer.byteLength, (kept = []));
-    if (kept.length < 2 && buffer.byteLength <= 16 * 2 ** 20) kept.push(buffer);
-  }
 }
 
 /**
@@ -93,8 +82,8 @@ async function run({ id, session: key, feeds, fetches }) {
   try {
     await runWith(id, sessions.get(key), feeds, fetches, taken);
   } finally {
-    // After the answer went: an output that was one of these buffers left transferred.
-    giveBack(taken);
+    // After the answer went: an output that was one of these buffers left transferred (the shelf skips it).
+    for (const buffer of taken) scratch.give(buffer);
   }
 }
 

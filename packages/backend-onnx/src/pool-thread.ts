@@ -2,7 +2,7 @@ import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { InferenceError } from '@tritium/core';
 import type { RunResult, SessionMetadata, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime, OrtSessionOptions, SessionSource } from './runtime.js';
-import { SHARED_FROM_BYTES, SharedBufferPool } from './shared-buffers.js';
+import { SHARED_FROM_BYTES, sharedBuffers } from './shared-buffers.js';
 
 const THREAD_SCRIPT = new URL('./pool-thread.mjs', import.meta.url);
 
@@ -63,7 +63,7 @@ export class PoolThread {
   private readonly lostListeners = new Set<(reason: string) => void>();
   /** Sessions hosted, by the group (model) that asked, for placing a model's sessions apart. */
   private readonly groups = new Map<string, number>();
-  private readonly buffers = new SharedBufferPool();
+  private readonly buffers = sharedBuffers();
   private nextId = 0;
   /** Why the thread takes no more work: ended when empty, or what happened to it. */
   ended: string | undefined;

@@ -1,16 +1,21 @@
 import type { InstanceHealth } from '@tritium/core';
 import type { OnnxSession, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
+
+/** Opens a session on `thread`, with `intraOpThreads` in place of its configured ones when given. */
+export type SessionOpener = (thread: SessionThread, intraOpThreads: number | undefined) => Promise<OnnxSession>;
 import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
 
 /**
  * The session an instance runs on (or that several instances share), kept alive:
  * when its pool thread dies, the instances using it are reported recovering, a
  * replacement is opened and they are restored (or failed, if it cannot be opened);
- * when the model's ThreadChoice moves the model inline, the slot moves, and the old
- * session is released when the runs already on it end.
+ * when the model's ThreadChoice moves the model inline (or widens its pooled sessions),
+ * the slot moves, and the old session is released when the runs already on it end.
  */
 export class SessionSlot {
   private current!: OnnxSession;
+  /** The choice's place (thread and width) that the current session was opened for. */
+  private place!: string;
   private stopWatching: () => void = () => {};
   private runsOnCurrent = 0;
   /** A move or replacement under way; release() waits for it. */
@@ -23,12 +28,14 @@ export class SessionSlot {
 
   constructor(
     first: OnnxSession,
-    private readonly open: (thread: SessionThread) => Promise<OnnxSession>,
+    /** The choice's place when `first` was opened. */
+    firstPlace: string,
+    private readonly open: SessionOpener,
     private readonly choice: ThreadChoice,
     /** Names the slot's model in warnings. */
     private readonly what: string,
   ) {
-    this.install(first);
+    this.install(first, firstPlace);
   }
 
   get thread(): SessionThread {
@@ -43,7 +50,7 @@ export class SessionSlot {
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer?: readonly ArrayBuffer[]): Promise<RunResult> {
     const session = this.current;
     // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
-    if (this.choice.isDecided && (this.choice.thread === session.thread || this.stayPut)) return session.run(feeds, fetches, transfer);
+    if (this.choice.isDecided && (this.choice.place === this.place || this.stayPut)) return session.run(feeds, fetches, transfer);
     const run = session.run(feeds, fetches, transfer).then((result) => {
       this.measure(session, result);
       return result;
@@ -74,22 +81,23 @@ export class SessionSlot {
     if (!this.choice.isDecided && ++this.runsOnCurrent > WARMUP_RUNS && result.handoffMicroseconds !== undefined) {
       this.choice.record({ runMicroseconds: result.runMicroseconds, handoffMicroseconds: result.handoffMicroseconds });
     }
-    if (this.choice.thread !== session.thread && !this.opening && !this.stayPut && !this.released) this.track(() => this.move());
+    if (this.choice.place !== this.place && !this.opening && !this.stayPut && !this.released) this.track(() => this.move());
   }
 
   /** Opens a session where the choice says, switches to it, and releases the old one once its runs end. */
   private async move(): Promise<void> {
     try {
-      const next = await this.open(this.choice.thread);
+      const place = this.choice.place;
+      const next = await this.openChosen();
       if (this.released) return void (await next.release());
       const old = this.current;
-      this.install(next);
+      this.install(next, place);
       await Promise.allSettled([...this.running]);
       await old.release();
     } catch (error) {
       // The old session keeps serving.
       this.stayPut = true;
-      process.emitWarning(`${this.what}: could not move its session ${this.choice.thread}: ${error instanceof Error ? error.message : String(error)}`, 'TritiumWarning');
+      process.emitWarning(`${this.what}: could not move its session (${this.choice.place}): ${error instanceof Error ? error.message : String(error)}`, 'TritiumWarning');
     }
   }
 
@@ -106,9 +114,14 @@ export class SessionSlot {
     });
   }
 
-  private install(session: OnnxSession): void {
+  private openChosen(): Promise<OnnxSession> {
+    return this.open(this.choice.thread, this.choice.intraOpThreads);
+  }
+
+  private install(session: OnnxSession, place: string): void {
     this.stopWatching();
     this.current = session;
+    this.place = place;
     this.runsOnCurrent = 0;
     if (session.thread === 'worker') this.choice.noteOpen(session.openMilliseconds);
     this.stopWatching = session.onLost((reason) => this.track(() => this.replace(session, reason)));
@@ -119,9 +132,10 @@ export class SessionSlot {
     if (this.released || lost !== this.current) return;
     for (const user of this.users) user.recovering(reason);
     try {
-      const next = await this.open(this.choice.thread);
+      const place = this.choice.place;
+      const next = await this.openChosen();
       if (this.released) return void (await next.release());
-      this.install(next);
+      this.install(next, place);
       for (const user of this.users) user.restored();
     } catch (error) {
       const why = `${reason}, and a replacement could not be opened: ${error instanceof Error ? error.message : String(error)}`;

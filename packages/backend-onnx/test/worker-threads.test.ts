@@ -7,8 +7,9 @@ import { InferenceError, InferenceServer, normalizeModelConfig } from '@tritium/
 import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
-import { EXECUTION_THREAD_PARAMETER, INLINE_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS } from '../src/thread-choice.js';
-import { DETACHED, fp32, HealthLog, loadDirect, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
+import { EXECUTION_THREAD_PARAMETER, INLINE_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS } from '../src/thread-choice.js';
+import { availableParallelism } from 'node:os';
+import { DETACHED, fp32, HealthLog, loadDirect, mlpExpected, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
 import { ServerHarness } from './server-harness.js';
 
 const param = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
@@ -137,6 +138,48 @@ describe('the thread choice', () => {
     expect(decide(60, 40)).toBe('worker');
     expect(decide(INLINE_MAX_MICROSECONDS + 10, 2000)).toBe('worker');
     expect(decide(8, 40, 50)).toBe('worker');
+  });
+
+  test('auto gives a pooled model with long runs the cores as intra-op threads, and short or inline ones keep theirs', () => {
+    const decide = (run: number, handoff: number, widenTo?: number) => {
+      const choice = new ThreadChoice('auto', undefined, widenTo);
+      choice.noteOpen(2);
+      for (let i = 0; i < MEASURED_RUNS; i++) choice.record({ runMicroseconds: run, handoffMicroseconds: handoff });
+      return { place: choice.place, intraOpThreads: choice.intraOpThreads, reason: choice.reason };
+    };
+    expect(decide(WIDE_FROM_MICROSECONDS + 50, 40, 4)).toEqual({ place: 'worker×4', intraOpThreads: 4, reason: expect.stringMatching(/^auto, worker threads with 4 intra-op threads per session, runs long enough to split: a run costs more than the handoff/) });
+    expect(decide(WIDE_FROM_MICROSECONDS - 10, 40, 4)).toMatchObject({ place: 'worker', intraOpThreads: undefined });
+    expect(decide(8, 40, 4)).toMatchObject({ place: 'inline', intraOpThreads: undefined });
+    // No widening offered (the config sets intra_op_thread_count, or one core).
+    expect(decide(WIDE_FROM_MICROSECONDS + 50, 40)).toMatchObject({ place: 'worker', intraOpThreads: undefined });
+    // Fixed choices never widen.
+    expect(new ThreadChoice('worker', undefined, 4).place).toBe('worker');
+  });
+
+  test('a widened model runs on sessions with more intra-op threads, answers the same, and its state says so once decided', async (context) => {
+    const cores = availableParallelism();
+    if (cores < 2) return context.skip(`one core (availableParallelism() is ${cores}): there is nothing to widen to`);
+    const config = `max_batch_size: 0
+input { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1, 256 ] }
+output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1, 256 ] }`;
+    const harness = await ServerHarness.start({ wide: { artifact: 'mlp', config } });
+    try {
+      expect((await harness.state('wide')).reason).toMatch(/auto: on worker threads while its first runs are measured/);
+      const threads = () => readdirSync('/proc/self/task').length;
+      const before = threads();
+      const expected = await mlpExpected();
+      const input = { INPUT0: fp32(mlpInput(expected.batch), [expected.batch, 256]) };
+      for (let i = 0; i < WARMUP_RUNS + MEASURED_RUNS + 4; i++) await harness.infer('wide', { INPUT0: fp32(mlpInput(64), [64, 256]) });
+      // The move opens the wide sessions in the background.
+      for (let i = 0; i < 200 && threads() < before + cores - 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect((await harness.state('wide')).reason).toMatch(new RegExp(`auto, worker threads with ${cores} intra-op threads per session`));
+      // Each instance's session now has cores - 1 threads of onnxruntime's beside its pool thread.
+      expect(threads()).toBeGreaterThanOrEqual(before + cores - 1);
+      const output = (await harness.infer('wide', input)).OUTPUT0!;
+      expect(Array.from(output.data as Float32Array).every((v, i) => Math.abs(v - expected.output[i]!) < 1e-4)).toBe(true);
+    } finally {
+      await harness.stop();
+    }
   });
 
   test('the parameter fixes the thread, and a wrong value is refused naming it', async () => {

@@ -290,7 +290,8 @@ export class ModelManager {
     model.serving = next;
     model.latest = highest(next);
     model.states.keepOnly(new Set([...next.keys(), ...resolved.missingVersions, ...previous.keys()]));
-    for (const [version, served] of next) model.states.set(version, 'READY', served.description ?? '', previous.has(version));
+    // Read when asked: a backend's description may change while the version serves (an ONNX model's thread choice).
+    for (const [version, served] of next) model.states.set(version, 'READY', () => served.description ?? '', previous.has(version));
     // Retiring first, so that a serving version the policy still names but whose directory is gone ends UNAVAILABLE with that reason.
     for (const [version, served] of previous) void this.retire(model, served, !next.has(version));
     for (const version of resolved.missingVersions) {

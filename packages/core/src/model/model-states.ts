@@ -22,6 +22,11 @@ export interface VersionState {
   readonly reason: string;
 }
 
+/** A reason as stored: text, or read when asked (a READY version's backend description, which may change while it serves). */
+type Reason = string | (() => string);
+
+const textOf = (reason: Reason) => (typeof reason === 'string' ? reason : reason());
+
 /**
  * The states of one model's versions, and its model-level failure (one that came
  * before any version was chosen, such as a bad config). Every change follows the
@@ -29,7 +34,7 @@ export interface VersionState {
  * that replaced a serving version is reported: what its users read of it may differ).
  */
 export class ModelStates {
-  private readonly versions = new Map<number, VersionState>();
+  private readonly versions = new Map<number, { readonly state: ModelState; readonly reason: Reason }>();
   /** Why the model as a whole is UNAVAILABLE, if it is. */
   private failure: string | undefined;
 
@@ -47,25 +52,30 @@ export class ModelStates {
   }
 
   get(version: number): VersionState | undefined {
-    return this.versions.get(version);
+    const stored = this.versions.get(version);
+    return stored && { state: stored.state, reason: textOf(stored.reason) };
   }
 
   /** What a request naming no version hears: the model-level failure, else the highest version's state. */
   forLatest(): VersionState | undefined {
     if (this.failure !== undefined) return { state: 'UNAVAILABLE', reason: this.failure };
-    return this.versions.size ? this.versions.get(Math.max(...this.versions.keys())) : undefined;
+    return this.versions.size ? this.get(Math.max(...this.versions.keys())) : undefined;
   }
 
-  /** `replaced`: a reload put a new load of the version in place of the one serving, a change even where state and reason stay the same. */
-  set(version: number, state: ModelState, reason: string, replaced = false): void {
-    const current = this.versions.get(version);
-    if (!replaced && current?.state === state && current.reason === reason) return;
+  /**
+   * `replaced`: a reload put a new load of the version in place of the one serving, a
+   * change even where state and reason stay the same. A reason given as a function is
+   * read whenever the state is read; the change is reported with its text now.
+   */
+  set(version: number, state: ModelState, reason: Reason, replaced = false): void {
+    const current = this.get(version);
+    if (!replaced && current?.state === state && current.reason === textOf(reason)) return;
     const allowed = current ? NEXT_STATES[current.state] : FIRST_STATES;
     if (!allowed.includes(state)) {
       throw new InferenceError('INTERNAL', `model '${this.name}' version ${version}: no transition from ${current?.state ?? 'nothing'} to ${state}`);
     }
     this.versions.set(version, { state, reason });
-    this.onChange({ name: this.name, version, state, reason });
+    this.onChange({ name: this.name, version, state, reason: textOf(reason) });
   }
 
   /** Marks the whole model UNAVAILABLE. */
@@ -83,7 +93,7 @@ export class ModelStates {
 
   /** Index rows, in no particular order; the model-level failure has version undefined. */
   entries(): ModelIndexEntry[] {
-    const rows: ModelIndexEntry[] = [...this.versions].map(([version, { state, reason }]) => ({ name: this.name, version, state, reason }));
+    const rows: ModelIndexEntry[] = [...this.versions].map(([version, { state, reason }]) => ({ name: this.name, version, state, reason: textOf(reason) }));
     if (this.failure !== undefined) rows.push({ name: this.name, version: undefined, state: 'UNAVAILABLE', reason: this.failure });
     return rows;
   }
