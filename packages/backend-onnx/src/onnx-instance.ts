@@ -141,21 +141,29 @@ export class OnnxInstance implements BackendInstance {
     // One request (the common case) needs no grouping.
     if (indices.length === 1) return [indices];
     if (!this.batching) return indices.map((i) => [i]);
-    const byKey = new Map<string, number[]>();
+    // A batcher's batch is compatible already (core's batch key): checked against its first request, not keyed one by one.
+    const first = requests[indices[0]!]!;
+    if (indices.every((i) => this.fitsWith(requests[i]!, first))) return [indices];
+    const groups: number[][] = [];
     for (const i of indices) {
-      const request = requests[i]!;
-      const key = Object.keys(request.inputs)
-        .sort()
-        .map((name) => {
-          const t = request.inputs[name]!;
-          return this.ragged.has(name) ? `${name}:${t.datatype}` : `${name}:${t.datatype}:${t.shape.slice(1).join(',')}`;
-        })
-        .join(';');
-      const group = byKey.get(key);
+      const group = groups.find((g) => this.fitsWith(requests[i]!, requests[g[0]!]!));
       if (group) group.push(i);
-      else byKey.set(key, [i]);
+      else groups.push([i]);
     }
-    return [...byKey.values()];
+    return groups;
+  }
+
+  /** Whether two requests can share a run: the same inputs, datatypes and item shapes (any for ragged inputs). */
+  private fitsWith(request: BackendRequest, other: BackendRequest): boolean {
+    let count = 0;
+    for (const name in request.inputs) {
+      const a = request.inputs[name]!;
+      const b = other.inputs[name];
+      if (!b || a.datatype !== b.datatype) return false;
+      if (!this.ragged.has(name) && (a.shape.length !== b.shape.length || a.shape.some((dim, d) => d > 0 && dim !== b.shape[d]))) return false;
+      count++;
+    }
+    return count === Object.keys(other.inputs).length;
   }
 
   /**
@@ -167,20 +175,18 @@ export class OnnxInstance implements BackendInstance {
   private async run(batch: readonly BackendRequest[], strings: DecodedStrings): Promise<Array<Record<string, Tensor>>> {
     const first = batch[0]!;
     const feeds: Record<string, TensorPayload> = {};
-    // A batch of several requests is gathered into new buffers, which the session may take over.
-    const transfer: ArrayBuffer[] = [];
     for (const name of this.sequenceInputs) {
       if (!(name in first.inputs)) {
         throw new InferenceError('INVALID_ARG', `${this.describe(first)}: no sequence input '${name}' (the sequence batcher provides it)`);
       }
-      feeds[name] = this.feed(batch, name, strings, transfer);
+      feeds[name] = this.feed(batch, name, strings);
     }
     for (const input of this.inputs) {
       if (!(input.name in first.inputs)) {
         if (input.optional) continue;
         throw new InferenceError('INVALID_ARG', `${this.describe(first)}: no input '${input.name}'`);
       }
-      feeds[input.name] = this.feed(batch, input.name, strings, transfer);
+      feeds[input.name] = this.feed(batch, input.name, strings);
     }
     if (this.model.config.batch_input.length > 0) {
       const batchInputs = batchInputTensors(this.model.config, batch);
@@ -190,7 +196,7 @@ export class OnnxInstance implements BackendInstance {
     const fetches = this.fetches(batch);
     // onnxruntime refuses an empty fetch list; with no output configured there is nothing to run for.
     if (fetches.length === 0) return batch.map(() => ({}));
-    const { outputs: results } = await this.slot.run(feeds, fetches, transfer);
+    const { outputs: results } = await this.slot.run(feeds, fetches);
     let batchSize = 0;
     for (const request of batch) batchSize += request.batchSize;
     const byBatchSize: Record<string, Tensor> = {};
@@ -206,13 +212,15 @@ export class OnnxInstance implements BackendInstance {
     return perRequest;
   }
 
-  /** One input of a batch, stacked along the batch dimension, for the session. */
-  private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings, transfer: ArrayBuffer[]): TensorPayload {
+  /**
+   * One input of a batch, stacked along the batch dimension, for the session. Core
+   * gathers into buffers it reuses batch after batch, so they are copied to a pool
+   * thread, never transferred (which would detach them).
+   */
+  private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings): TensorPayload {
     const tensor = gatherBatchInput(batch, name, { ragged: this.ragged.has(name) });
     const decoded = tensor.datatype === 'BYTES' ? batch.flatMap((request) => strings.get(request.inputs[name]!)!) : undefined;
-    const payload = toPayload(tensor, this.inputLabels.get(name)!, decoded);
-    if (batch.length > 1 && ArrayBuffer.isView(payload.data) && payload.data.buffer instanceof ArrayBuffer) transfer.push(payload.data.buffer);
-    return payload;
+    return toPayload(tensor, this.inputLabels.get(name)!, decoded);
   }
 
   /** The outputs a batch asked for; the config's outputs when it named none (as Triton, and never an empty list for onnxruntime). */

@@ -27,8 +27,7 @@ export interface OnnxSession {
   readonly metadata: SessionMetadata;
   /** How long creating the session took where it runs. */
   readonly openMilliseconds: number;
-  /** `transfer`: buffers of the feeds that belong to the backend (a gathered batch), which a pool thread may take over. */
-  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer?: readonly ArrayBuffer[]): Promise<RunResult>;
+  run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult>;
   /** Frees the session (a pool thread with no session left ends, giving its memory back). Later calls do nothing. */
   release(): Promise<void>;
   /** Calls `listener` once if the session dies on its own (its pool thread stopped); returns the unsubscribe. */

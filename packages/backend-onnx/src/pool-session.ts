@@ -34,12 +34,12 @@ export class PoolSession implements OnnxSession {
     return this.hosted.openMilliseconds;
   }
 
-  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer: readonly ArrayBuffer[] = []): Promise<RunResult> {
+  run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
     let chosen: PoolSession = this;
     if (this.host.busy > 0) {
       for (const sibling of this.siblings) if (!sibling.host.ended && sibling.host.busy < chosen.host.busy) chosen = sibling;
     }
-    const run = chosen.host.run(chosen.hosted.id, feeds, fetches, transfer, this.what);
+    const run = chosen.host.run(chosen.hosted.id, feeds, fetches, this.what);
     if (chosen !== this) {
       chosen.lent.add(run);
       const done = () => chosen.lent.delete(run);

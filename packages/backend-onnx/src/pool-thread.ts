@@ -24,7 +24,7 @@ const keepAlive = (() => {
   };
 })();
 
-/** A feed as it crosses: as given (cloned or transferred), or copied into a shared buffer. */
+/** A feed as it crosses: as given (cloned), cut out of a larger buffer (transferred), or copied into a shared buffer. */
 type Crossing = TensorPayload | { readonly type: string; readonly dims: readonly number[]; readonly shared: SharedArrayBuffer; readonly byteLength: number; readonly view: string };
 
 interface Pending {
@@ -52,8 +52,8 @@ export interface HostedSession {
  * One thread of the execution pool (pool-thread.mjs): it hosts the sessions of any
  * models and runs their runs one at a time. A caller's input crosses through a pooled
  * SharedArrayBuffer from SHARED_FROM_BYTES up, by structured clone below (a view into a
- * larger buffer cut out first); buffers the backend made for a batch are transferred
- * without a copy, and so are the outputs on their way back. If the thread dies, pending
+ * larger buffer cut out first, and that copy transferred); outputs come back
+ * transferred, without a copy. If the thread dies, pending
  * runs fail with UNAVAILABLE and every session on it is reported lost; the pool starts
  * another thread for their replacements.
  */
@@ -109,9 +109,8 @@ export class PoolThread {
     }
   }
 
-  /** `transfer`: buffers of the feeds that belong to the backend (a gathered batch), which the thread may take over. */
-  async run(session: number, feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer: readonly ArrayBuffer[], what: string): Promise<RunResult> {
-    const handed = [...transfer];
+  async run(session: number, feeds: Record<string, TensorPayload>, fetches: readonly string[], what: string): Promise<RunResult> {
+    const handed: ArrayBuffer[] = [];
     const shared: SharedArrayBuffer[] = [];
     const sent: Record<string, Crossing> = {};
     for (const name in feeds) sent[name] = this.crossing(feeds[name]!, handed, shared);
@@ -146,14 +145,13 @@ export class PoolThread {
   }
 
   /**
-   * How a feed crosses. The backend's own buffers (a gathered batch) are transferred. A
-   * caller's array from SHARED_FROM_BYTES up is copied into a pooled shared buffer; a
-   * smaller one is cloned, but a structured clone copies a view's whole buffer, so a
-   * view into a larger one is cut out first (and that copy transferred).
+   * How a feed crosses. An array from SHARED_FROM_BYTES up is copied into a pooled
+   * shared buffer; a smaller one is cloned, but a structured clone copies a view's whole
+   * buffer, so a view into a larger one is cut out first (and that copy transferred).
    */
   private crossing(feed: TensorPayload, handed: ArrayBuffer[], shared: SharedArrayBuffer[]): Crossing {
     const data = feed.data;
-    if (!ArrayBuffer.isView(data) || handed.includes(data.buffer as ArrayBuffer)) return feed;
+    if (!ArrayBuffer.isView(data)) return feed;
     // By its typed-array class, not its constructor: a Node Buffer's would be the deprecated Buffer(arrayBuffer).
     const view = (data as Uint8Array)[Symbol.toStringTag];
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);

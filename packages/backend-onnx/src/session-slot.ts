@@ -47,11 +47,11 @@ export class SessionSlot {
     this.users.push(health);
   }
 
-  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], transfer?: readonly ArrayBuffer[]): Promise<RunResult> {
+  run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
     const session = this.current;
     // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
-    if (this.choice.isDecided && (this.choice.place === this.place || this.stayPut)) return session.run(feeds, fetches, transfer);
-    const run = session.run(feeds, fetches, transfer).then((result) => {
+    if (this.choice.isDecided && (this.choice.place === this.place || this.stayPut)) return session.run(feeds, fetches);
+    const run = session.run(feeds, fetches).then((result) => {
       this.measure(session, result);
       return result;
     });

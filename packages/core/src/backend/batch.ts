@@ -1,8 +1,10 @@
 import { InferenceError } from '../errors.js';
 import { concatTensorData, sliceTensorData } from '../tensor/data.js';
+import { typedArrayConstructor, type DataType, type TensorData } from '../tensor/datatype.js';
 import { elementCount, shapeToString } from '../tensor/shape.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { BackendRequest } from './backend.js';
+import type { BatchBuffers, LendingRequest } from './batch-buffers.js';
 
 /** How gatherBatchInput joins an input. */
 export interface GatherOptions {
@@ -18,7 +20,9 @@ export interface GatherOptions {
 /**
  * Joins one input of several requests along the batch dimension, for a backend
  * that runs a batch in one call. The requests must agree on every other dimension,
- * unless the input is ragged.
+ * unless the input is ragged. During an execution the joined data lies in memory
+ * the instance runner lends (BatchBuffers): a backend may use it until its execute
+ * returns, and an output it returns may share it.
  */
 export function gatherBatchInput(requests: readonly BackendRequest[], name: string, options: GatherOptions = {}): Tensor {
   const first = requireInput(requests[0]!, name);
@@ -37,8 +41,17 @@ export function gatherBatchInput(requests: readonly BackendRequest[], name: stri
     rows += tensor.shape[0] ?? 1;
     parts.push(tensor.data);
   }
-  const data = concatTensorData(first.datatype, parts);
+  const buffers = (requests[0] as LendingRequest).batchBuffers;
+  const data = buffers ? concatTensorData(first.datatype, parts, lentData(buffers)) : concatTensorData(first.datatype, parts);
   return { datatype: first.datatype, shape: ragged ? [data.length] : [rows, ...first.shape.slice(1)], data };
+}
+
+/** Typed arrays in memory `buffers` lend (BYTES never reaches it: concatTensorData joins those itself). */
+function lentData(buffers: BatchBuffers) {
+  return <T extends DataType>(datatype: T, length: number): TensorData<T> => {
+    const TypedArray = typedArrayConstructor(datatype)!;
+    return new TypedArray(buffers.take(length * TypedArray.BYTES_PER_ELEMENT), 0, length) as TensorData<T>;
+  };
 }
 
 /**
@@ -49,9 +62,12 @@ export function scatterBatchOutputs(
   requests: readonly BackendRequest[],
   outputs: Readonly<Record<string, Tensor>>,
 ): Record<string, Tensor>[] {
-  const total = requests.reduce((sum, request) => sum + request.batchSize, 0);
-  const perRequest = requests.map(() => ({}) as Record<string, Tensor>);
-  for (const [name, tensor] of Object.entries(outputs)) {
+  let total = 0;
+  for (const request of requests) total += request.batchSize;
+  const perRequest = new Array<Record<string, Tensor>>(requests.length);
+  for (let i = 0; i < requests.length; i++) perRequest[i] = {};
+  for (const name in outputs) {
+    const tensor = outputs[name]!;
     if (tensor.shape[0] !== total) {
       throw new InferenceError(
         'INTERNAL',
@@ -62,8 +78,18 @@ export function scatterBatchOutputs(
       perRequest[0]![name] = tensor;
       continue;
     }
-    const tail = tensor.shape.slice(1);
-    splitByShapes(tensor, requests.map((request) => [request.batchSize, ...tail])).forEach((piece, i) => (perRequest[i]![name] = piece));
+    const { datatype, shape, data } = tensor;
+    const rowLength = elementCount(shape) / total;
+    let offset = 0;
+    for (let i = 0; i < requests.length; i++) {
+      const rows = requests[i]!.batchSize;
+      const end = offset + rows * rowLength;
+      // Each piece gets a shape array of its own: callers may change theirs.
+      const pieceShape = shape.slice();
+      pieceShape[0] = rows;
+      perRequest[i]![name] = { datatype, shape: pieceShape, data: sliceTensorData(datatype, data, offset, end) };
+      offset = end;
+    }
   }
   return perRequest;
 }

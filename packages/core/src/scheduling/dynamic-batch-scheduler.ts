@@ -18,12 +18,20 @@ export class DynamicBatchScheduler implements Scheduler {
   private readonly batcher: DynamicBatcher<InferenceRequest>;
   private readonly timer = new WakeTimer(() => this.dispatch());
   private readonly batchKey: ((request: InferenceRequest) => string) | undefined;
+  /** Whether a queue policy sets a timeout: if none does, nothing expires and the clock need not be read for it. */
+  private readonly timesOut: boolean;
+  /** Every queued request's withdraw (see InferenceRequest.withdraw). */
+  private readonly withdraw = (request: InferenceRequest): void => {
+    this.batcher.remove(request);
+  };
 
   constructor(
     config: NormalizedModelConfig,
     private readonly pool: InstancePool,
   ) {
-    this.batcher = new DynamicBatcher(dynamicBatcherOptions(config));
+    const options = dynamicBatcherOptions(config);
+    this.batcher = new DynamicBatcher(options);
+    this.timesOut = [options.defaultQueuePolicy, ...options.priorityQueuePolicy!.values()].some((policy) => policy.defaultTimeoutMicroseconds > 0);
     this.batchKey = batchKeyFor(config);
     pool.listen(() => this.dispatch());
   }
@@ -35,7 +43,7 @@ export class DynamicBatchScheduler implements Scheduler {
       request.reject(new InferenceError('UNAVAILABLE', `${request.describe()}: ${result.reason}`));
       return;
     }
-    request.withdraw = () => this.batcher.remove(request);
+    request.withdraw = this.withdraw;
     this.dispatch();
   }
 
@@ -56,9 +64,11 @@ export class DynamicBatchScheduler implements Scheduler {
       this.failQueued((request) => noInstanceCanRun(request, failure));
       return;
     }
-    for (const expired of this.batcher.takeExpired()) {
-      expired.withdraw = undefined;
-      expired.reject(new InferenceError('UNAVAILABLE', `${expired.describe()}: Request timeout expired`));
+    if (this.timesOut) {
+      for (const expired of this.batcher.takeExpired()) {
+        expired.withdraw = undefined;
+        expired.reject(new InferenceError('UNAVAILABLE', `${expired.describe()}: Request timeout expired`));
+      }
     }
     while (this.pool.hasIdle) {
       const next = this.batcher.nextBatch();
@@ -71,7 +81,7 @@ export class DynamicBatchScheduler implements Scheduler {
       void runner.run(next.batch).then(() => this.pool.release(runner));
     }
     // The queue delay matters only to a free instance (a busy one dispatches again when it frees): under load, only timeouts wake.
-    this.timer.set(this.batcher.nextTimeout());
+    this.timer.set(this.timesOut ? this.batcher.nextTimeout() : undefined);
   }
 
   private failQueued(errorFor: (request: InferenceRequest) => InferenceError): void {

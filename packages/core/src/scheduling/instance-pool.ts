@@ -17,6 +17,8 @@ export class InstancePool {
   private readonly health: Health[];
   private readonly free: InstanceRunner[] = [];
   private readonly busy = new Set<InstanceRunner>();
+  /** Slots failed for good: `failure` is read on every dispatch. */
+  private failedCount = 0;
   private onAvailable: () => void = () => {};
 
   constructor(size: number) {
@@ -91,7 +93,7 @@ export class InstancePool {
 
   /** Why no instance can ever run again; undefined while one can (or may recover). */
   get failure(): string | undefined {
-    if (!this.health.every((h) => h.state === 'failed')) return undefined;
+    if (this.failedCount < this.health.length) return undefined;
     return [...new Set(this.health.map((h) => (h.state === 'failed' ? h.reason : '')))].join('; ');
   }
 
@@ -109,6 +111,7 @@ export class InstancePool {
     // Failed is for good, as InstanceHealth says: a later report cannot bring it back.
     if (was.state === 'failed') return;
     this.health[index] = health;
+    if (health.state === 'failed') this.failedCount++;
     const runner = this.runners[index];
     if (!runner || this.busy.has(runner)) {
       // Not in service yet, or running: attach() and release() read the new health.

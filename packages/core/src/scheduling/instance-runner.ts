@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { BackendInstance, BackendRequest, ExecuteResult, ResponseSender } from '../backend/backend.js';
+import { BatchBuffers, type LendingRequest } from '../backend/batch-buffers.js';
 import { InferenceError } from '../errors.js';
 import type { ModelStatisticsRecorder } from '../observability/statistics.js';
 import type { Tensor } from '../tensor/tensor.js';
@@ -9,7 +10,7 @@ import type { Tensor } from '../tensor/tensor.js';
  * tells whether a response reached its caller. An InferenceRequest is one; a sequence
  * step (an InferenceRequest with its control and state inputs) is another.
  */
-export interface ScheduledRequest extends BackendRequest {
+export interface ScheduledRequest extends BackendRequest, LendingRequest {
   executeStart: number;
   executeEnd: number;
   describe(): string;
@@ -21,17 +22,27 @@ export interface DeliveringSender extends ResponseSender {
   send(outputs: Readonly<Record<string, Tensor>>, options?: { final?: boolean }): boolean;
 }
 
+const FINAL = Object.freeze({ final: true });
+
 /**
  * Runs batches on one backend instance and delivers what comes back: one final
  * response per request for ordinary models; decoupled models answer through each
  * request's sender themselves. Every scheduler executes through this.
  */
 export class InstanceRunner {
+  /**
+   * Memory for gathered inputs, lent to each execution until execute returns. Not for a
+   * decoupled model: it may go on using its inputs after execute returned.
+   */
+  private readonly buffers: BatchBuffers | undefined;
+
   constructor(
     readonly instance: BackendInstance,
     private readonly decoupled: boolean,
     private readonly statistics: ModelStatisticsRecorder,
-  ) {}
+  ) {
+    this.buffers = decoupled ? undefined : new BatchBuffers();
+  }
 
   private busy = false;
   private idleWaiters: Array<() => void> = [];
@@ -46,12 +57,17 @@ export class InstanceRunner {
   async run(requests: readonly ScheduledRequest[]): Promise<void> {
     this.busy = true;
     const start = performance.now();
-    for (const request of requests) request.executeStart = start;
+    const buffers = this.buffers;
+    for (const request of requests) {
+      request.executeStart = start;
+      request.batchBuffers = buffers;
+    }
     // As Triton's backends do, an execution counts in the statistics only when a request in it succeeded.
     let succeeded = false;
     let end = start;
+    let results: ExecuteResult | void = undefined;
     try {
-      const results = await this.instance.execute(requests);
+      results = await this.instance.execute(requests);
       end = performance.now();
       if (results) {
         for (const request of requests) request.executeEnd = end;
@@ -64,6 +80,7 @@ export class InstanceRunner {
     } catch (error) {
       for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
     } finally {
+      if (buffers) this.giveBack(requests, buffers, results);
       this.busy = false;
       if (this.idleWaiters.length > 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
@@ -72,6 +89,12 @@ export class InstanceRunner {
       for (const request of requests) batchSize += request.batchSize;
       this.statistics.recordExecution(batchSize, start, end);
     }
+  }
+
+  /** The execution returned: a later gather (none should come) allocates; what it borrowed is free again, but for memory its results share. */
+  private giveBack(requests: readonly ScheduledRequest[], buffers: BatchBuffers, results: ExecuteResult | void): void {
+    for (const request of requests) request.batchBuffers = undefined;
+    buffers.release(Array.isArray(results) ? results : undefined);
   }
 
   /** Sends each request its result; true when at least one reached its caller. */
@@ -86,7 +109,7 @@ export class InstanceRunner {
       const response = requests[i]!.response;
       if (result instanceof Error) {
         response.fail(result);
-      } else if (response.send(result, { final: true })) {
+      } else if (response.send(result, FINAL)) {
         succeeded = true;
       }
     }

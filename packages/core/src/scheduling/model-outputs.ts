@@ -37,6 +37,8 @@ export class ModelOutputs {
   }
 
   private warnIfDifferent(name: string, tensor: Tensor, spec: OutputSpec): void {
+    // Checked on every response: the usual match allocates nothing.
+    if (tensor.datatype === spec.datatype && shapeMatches(tensor.shape, spec.shape)) return;
     const differences: string[] = [];
     if (tensor.datatype !== spec.datatype) differences.push(`datatype ${tensor.datatype} where the config says ${spec.datatype}`);
     if (!shapeMatches(tensor.shape, spec.shape)) {

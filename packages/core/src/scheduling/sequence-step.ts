@@ -1,3 +1,4 @@
+import type { BatchBuffers } from '../backend/batch-buffers.js';
 import { InferenceError } from '../errors.js';
 import { createTensorData } from '../tensor/data.js';
 import type { Tensor } from '../tensor/tensor.js';
@@ -19,6 +20,8 @@ export class SequenceStep implements ScheduledRequest {
   readonly inputs: Readonly<Record<string, Tensor>>;
   readonly requestedOutputs: readonly string[];
   readonly response: DeliveringSender;
+  /** Set by the instance runner while the step executes. */
+  batchBuffers: BatchBuffers | undefined = undefined;
 
   private constructor(
     private readonly request: InferenceRequest,

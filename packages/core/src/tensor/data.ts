@@ -22,14 +22,19 @@ export function createTensorData<T extends DataType>(datatype: T, length: number
 
 /**
  * Joins data end to end, e.g. one input of several requests into a batch. A single
- * part is returned as it is, not copied.
+ * part is returned as it is, not copied. `allocate` makes the typed array joined into
+ * (default: a new one); every element of it is written.
  */
-export function concatTensorData<T extends DataType>(datatype: T, parts: readonly TensorData<T>[]): TensorData<T> {
+export function concatTensorData<T extends DataType>(
+  datatype: T,
+  parts: readonly TensorData<T>[],
+  allocate: (datatype: T, length: number) => TensorData<T> = createTensorData,
+): TensorData<T> {
   if (parts.length === 1) return parts[0]!;
   if (datatype === 'BYTES') return (parts as readonly BytesElement[][]).flat() as TensorData<T>;
   let total = 0;
   for (const part of parts) total += part.length;
-  const out = createTensorData(datatype, total) as unknown as TypedArrayView;
+  const out = allocate(datatype, total) as unknown as TypedArrayView;
   let offset = 0;
   for (const part of parts as unknown as readonly TypedArrayView[]) {
     out.set(part, offset);

@@ -108,7 +108,9 @@ function checkBytesElements(elements: unknown[], role: TensorRole, name: string)
  * memory while a backend reads it.
  */
 function unshared<T extends TypedTensorData>(data: T, TypedArray: TypedArrayConstructor): T {
-  if (!isSharedArrayBuffer(data.buffer)) return data;
+  const buffer = data.buffer;
+  // instanceof first: it settles this realm's plain buffers without a call into the runtime.
+  if (buffer instanceof ArrayBuffer || !isSharedArrayBuffer(buffer)) return data;
   // Each typed array has set() for its own kind; the union's signatures do not unify.
   const copy = new TypedArray(data.length) as Uint8Array;
   copy.set(data as Uint8Array);
