@@ -444,6 +444,161 @@ def accumulator() -> None:
     save(model(g), "accumulator")
 
 
+# ---------------------------------------------------------------------------
+# Stand-ins for the models of Triton's example repository
+# (server/docs/examples/model_repository), written to triton-examples/<model>.onnx.
+# Same tensor names, types and shapes as the models Triton ships, and the same
+# arithmetic, so Triton's client examples and their expected values work against
+# them; the configs are Triton's own config.pbtxt files, which the tests read from
+# ../shared/conformance. The image classifiers are tiny stand-ins with the I/O of
+# densenet_onnx / inception_onnx and a generated label file each.
+EXAMPLES = os.path.join(HERE, "triton-examples")
+
+
+def save_example(m: onnx.ModelProto, name: str) -> None:
+    os.makedirs(EXAMPLES, exist_ok=True)
+    with open(os.path.join(EXAMPLES, f"{name}.onnx"), "wb") as f:
+        f.write(m.SerializeToString(deterministic=True))
+
+
+def to_int32(source: str, target: str, elem: int) -> onnx.NodeProto:
+    """INT32 inputs pass through; INT8 and STRING are cast to INT32 for the arithmetic
+    (onnxruntime's Add/Sub have no int8 kernels, and strings are parsed as numbers)."""
+    if elem == TensorProto.INT32:
+        return helper.make_node("Identity", [source], [target])
+    return helper.make_node("Cast", [source], [target], to=TensorProto.INT32)
+
+
+def example_add_sub(name: str, elem: int) -> None:
+    """simple / simple_int8 / simple_string: INPUT0, INPUT1 [batch, 16] ->
+    OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1, in the inputs' type
+    (strings hold decimal integers and the answers are decimal strings)."""
+    value = lambda tensor: helper.make_tensor_value_info(tensor, elem, [None, 16])
+    g = helper.make_graph(
+        [
+            to_int32("INPUT0", "_INPUT0", elem),
+            to_int32("INPUT1", "_INPUT1", elem),
+            helper.make_node("Add", ["_INPUT0", "_INPUT1"], ["CAST0"]),
+            helper.make_node("Sub", ["_INPUT0", "_INPUT1"], ["CAST1"]),
+            helper.make_node("Cast", ["CAST0"], ["OUTPUT0"], to=elem),
+            helper.make_node("Cast", ["CAST1"], ["OUTPUT1"], to=elem),
+        ],
+        name,
+        [value("INPUT0"), value("INPUT1")],
+        [value("OUTPUT0"), value("OUTPUT1")],
+    )
+    save_example(model(g), name)
+
+
+def example_sequence() -> None:
+    """simple_sequence: a stateless stand-in for an accumulator, as Triton's is.
+    OUTPUT [batch, 1] = READY * (INPUT + START), all INT32: the first request of a
+    sequence answers its value + 1, later ones their value, and a not-ready slot 0."""
+    int32 = lambda tensor: helper.make_tensor_value_info(tensor, TensorProto.INT32, [None, 1])
+    g = helper.make_graph(
+        [
+            helper.make_node("Identity", ["INPUT"], ["_INPUT"]),
+            helper.make_node("Add", ["_INPUT", "START"], ["add"]),
+            helper.make_node("Mul", ["READY", "add"], ["CAST"]),
+            helper.make_node("Cast", ["CAST"], ["OUTPUT"], to=TensorProto.INT32),
+        ],
+        "simple_sequence",
+        [int32("INPUT"), int32("START"), int32("READY")],
+        [int32("OUTPUT")],
+    )
+    save_example(model(g), "simple_sequence")
+
+
+def example_dyna_sequence() -> None:
+    """simple_dyna_sequence: OUTPUT = READY * (INPUT + START + END * CORRID), INT32
+    [batch, 1], CORRID UINT64 [batch, 1]: the last request of a sequence adds the
+    sequence's correlation id, which shows that the server fed the right one."""
+    int32 = lambda tensor: helper.make_tensor_value_info(tensor, TensorProto.INT32, [None, 1])
+    g = helper.make_graph(
+        [
+            helper.make_node("Identity", ["INPUT"], ["_INPUT"]),
+            helper.make_node("Cast", ["CORRID"], ["corrid"], to=TensorProto.INT32),
+            helper.make_node("Add", ["_INPUT", "START"], ["add0"]),
+            helper.make_node("Mul", ["END", "corrid"], ["mul0"]),
+            helper.make_node("Add", ["add0", "mul0"], ["sum0"]),
+            helper.make_node("Mul", ["READY", "sum0"], ["CAST"]),
+            helper.make_node("Cast", ["CAST"], ["OUTPUT"], to=TensorProto.INT32),
+        ],
+        "simple_dyna_sequence",
+        [
+            int32("INPUT"),
+            int32("START"),
+            int32("END"),
+            int32("READY"),
+            helper.make_tensor_value_info("CORRID", TensorProto.UINT64, [None, 1]),
+        ],
+        [int32("OUTPUT")],
+    )
+    save_example(model(g), "simple_dyna_sequence")
+
+
+def classifier_weights(classes: int) -> np.ndarray:
+    """[classes, 3]: a fixed score per class and colour channel, in [-0.5, 0.5)."""
+    k = np.arange(classes, dtype=np.int64)[:, None]
+    c = np.arange(3, dtype=np.int64)[None, :]
+    return (((k * 37 + c * 101 + 11) % 97).astype(np.float32) / 97 - 0.5).astype(np.float32)
+
+
+def save_labels(name: str, classes: int) -> None:
+    os.makedirs(EXAMPLES, exist_ok=True)
+    with open(os.path.join(EXAMPLES, f"{name}.txt"), "w") as f:
+        f.write("".join(f"CLASS_{k:04d}\n" for k in range(classes)))
+
+
+def example_densenet() -> None:
+    """densenet_onnx stand-in: data_0 FP32 [1, 3, 224, 224] (NCHW) -> fc6_1 FP32
+    [1, 1000, 1, 1]: the mean of each colour channel, then a 1x1 convolution to 1000
+    class scores (logits, as densenet's fc6_1). Labels: densenet_labels.txt."""
+    w = classifier_weights(1000).reshape(1000, 3, 1, 1)
+    g = helper.make_graph(
+        [
+            helper.make_node("GlobalAveragePool", ["data_0"], ["means"]),
+            helper.make_node("Conv", ["means", "W"], ["fc6_1"]),
+        ],
+        "densenet_onnx",
+        [helper.make_tensor_value_info("data_0", TensorProto.FLOAT, [1, 3, 224, 224])],
+        [helper.make_tensor_value_info("fc6_1", TensorProto.FLOAT, [1, 1000, 1, 1])],
+        initializer=[numpy_helper.from_array(w, "W")],
+    )
+    save_example(model(g), "densenet_onnx")
+    save_labels("densenet_labels", 1000)
+
+
+def example_inception() -> None:
+    """inception_onnx stand-in: input:0 FP32 [1, 299, 299, 3] (NHWC) ->
+    InceptionV3/Predictions/Softmax:0 FP32 [1, 1001]: channel means, a 3x1001 matrix,
+    softmax. Labels: inception_labels.txt."""
+    w = classifier_weights(1001).T.copy()
+    g = helper.make_graph(
+        [
+            helper.make_node("ReduceMean", ["input:0"], ["means"], axes=[1, 2], keepdims=0),  # attribute before opset 18
+            helper.make_node("MatMul", ["means", "W"], ["logits"]),
+            helper.make_node("Softmax", ["logits"], ["InceptionV3/Predictions/Softmax:0"], axis=-1),
+        ],
+        "inception_onnx",
+        [helper.make_tensor_value_info("input:0", TensorProto.FLOAT, [1, 299, 299, 3])],
+        [helper.make_tensor_value_info("InceptionV3/Predictions/Softmax:0", TensorProto.FLOAT, [1, 1001])],
+        initializer=[numpy_helper.from_array(w, "W")],
+    )
+    save_example(model(g), "inception_onnx")
+    save_labels("inception_labels", 1001)
+
+
+def triton_examples() -> None:
+    example_add_sub("simple", TensorProto.INT32)
+    example_add_sub("simple_int8", TensorProto.INT8)
+    example_add_sub("simple_string", TensorProto.STRING)
+    example_sequence()
+    example_dyna_sequence()
+    example_densenet()
+    example_inception()
+
+
 def main() -> None:
     add_sub()
     identities()
@@ -460,6 +615,7 @@ def main() -> None:
     overridable_initializer()
     ragged()
     accumulator()
+    triton_examples()
 
 
 if __name__ == "__main__":

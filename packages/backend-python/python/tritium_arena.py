@@ -4,9 +4,11 @@ Arena: the owner's side. Regions are files <dir>/<prefix>-<tag><gen>, each
 mapped read/write. Allocations go into the current region as a ring (64-byte
 aligned, increasing offsets, wrapping to 0 when the end is too short and the
 oldest live allocation leaves room). When nothing fits, the next region is
-created (first 1 MiB, then max(2 x last size, next power of two >= the
-allocation)) and the current one is retired: it is dropped once its last
-lease is released. All the allocations of one frame share one lease. Before
+created (first `first_size`, 1 MiB by default, unless the allocation needs
+more; then max(2 x last size, next power of two >= the allocation), or with a
+`growth` step Triton's shm-growth-byte-size rule: last size + growth x
+(allocation // growth + 1)) and the current one is retired: it is dropped
+once its last lease is released. All the allocations of one frame share one lease. Before
 growing, the arena calls its `drain` callback once (the stub reads the
 `free` frames already in the pipe) and tries again.
 
@@ -56,8 +58,9 @@ class _Alloc:
 class Arena:
     """The owner's arena. Thread-safe."""
 
-    def __init__(self, directory, prefix, tag, first_size=FIRST_REGION_SIZE, drain=None):
+    def __init__(self, directory, prefix, tag, first_size=FIRST_REGION_SIZE, drain=None, growth=None):
         self._drain = drain
+        self._growth = growth
         self._dir = directory
         self._prefix = prefix
         self._tag = tag
@@ -130,11 +133,16 @@ class Arena:
         `total` bytes (a frame's blocks never span regions)."""
         cur = self._cur
         if cur is None:
-            size = max(self._first, _pow2_at_least(total))
+            size = self._first if total <= self._first else self._grown(self._first, total)
         else:
-            size = max(2 * cur.size, _pow2_at_least(total))
+            size = self._grown(cur.size, total)
             self._retire(cur)
         self._cur = self._new_region(size)
+
+    def _grown(self, size, total):
+        if self._growth is None:
+            return max(2 * size, _pow2_at_least(total))
+        return size + self._growth * (total // self._growth + 1)
 
     def allocate(self, sizes):
         """Reserve one block per size (0 gives None) under one new lease.

@@ -1,7 +1,8 @@
 """Tritium's Python stub: one process per model instance (see PROTOCOL.md).
 
     python tritium_stub.py --model-file <versionDir>/model.py \
-        --shm-dir <dir> --shm-prefix <prefix>
+        --shm-dir <dir> --shm-prefix <prefix> \
+        [--shm-first-bytes <n>] [--shm-growth-bytes <n>]
 
 Frames (4-byte LE length + UTF-8 JSON) arrive on fd 3 and leave on fd 4;
 tensor bytes live in shared-memory arenas (tritium_arena.py).
@@ -85,7 +86,9 @@ def _frame(obj):
 
 
 def _parse_args(argv):
-    opts = {"--model-file": None, "--shm-dir": None, "--shm-prefix": None}
+    opts = {"--model-file": None, "--shm-dir": None, "--shm-prefix": None,
+            "--shm-first-bytes": None, "--shm-growth-bytes": None}
+    optional = ("--shm-first-bytes", "--shm-growth-bytes")
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -98,10 +101,10 @@ def _parse_args(argv):
             i += 2
         else:
             raise SystemExit("tritium_stub: unexpected argument %r" % a)
-    missing = [k for k, v in opts.items() if not v]
+    missing = [k for k, v in opts.items() if not v and k not in optional]
     if missing:
         raise SystemExit("tritium_stub: missing %s" % ", ".join(missing))
-    return opts["--model-file"], opts["--shm-dir"], opts["--shm-prefix"]
+    return opts
 
 
 def _fatal(message, code="INTERNAL"):
@@ -317,12 +320,12 @@ def _resolve(fut, value):
 
 
 class Stub:
-    def __init__(self, model_file, shm_dir, prefix):
+    def __init__(self, model_file, shm_dir, prefix, arena_sizes):
         self.model_file = os.path.abspath(model_file)
         self.model_dir = os.path.dirname(self.model_file)
         self.shm_dir = shm_dir
         self.prefix = prefix
-        self.arena = _arena.Arena(shm_dir, prefix, "p", drain=self.poll)
+        self.arena = _arena.Arena(shm_dir, prefix, "p", drain=self.poll, **arena_sizes)
         self.regions = _arena.RegionMap(shm_dir)
         self._wlock = threading.Lock()
         self.reader = _Reader(self)
@@ -990,7 +993,10 @@ def main(argv):
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    model_file, shm_dir, prefix = _parse_args(argv)
+    opts = _parse_args(argv)
+    # Triton's stub embeds Python without arguments: a model sees sys.argv == [''],
+    # never the stub's flags (argparse or unittest.main() in initialize would read them).
+    sys.argv = [""]
     try:
         import numpy as _np
     except ImportError:
@@ -1012,7 +1018,9 @@ def main(argv):
         sys.stdout.reconfigure(line_buffering=True)
     except (AttributeError, ValueError):
         pass
-    stub = Stub(model_file, shm_dir, prefix)
+    arena_sizes = {"first_size": int(opts["--shm-first-bytes"] or _arena.FIRST_REGION_SIZE),
+                   "growth": int(opts["--shm-growth-bytes"]) if opts["--shm-growth-bytes"] else None}
+    stub = Stub(opts["--model-file"], opts["--shm-dir"], opts["--shm-prefix"], arena_sizes)
     _pb._stub = stub
     try:
         module = _import_model(stub.model_file)

@@ -547,6 +547,16 @@ def _check_parameters(parameters):
     return dict(parameters)
 
 
+def _as_str(value, what):
+    """What pybind11 makes a std::string argument of: a str (numpy.str_ too),
+    or bytes (numpy.bytes_, e.g. a BYTES tensor's element) read as UTF-8."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8")
+    raise TypeError("%s must be str or bytes, not %s" % (what, type(value).__name__))
+
+
 # --------------------------------------------------------------------------
 # Requests, responses, senders
 
@@ -587,8 +597,10 @@ class InferenceRequest:
             raise TypeError("InferenceRequest: 'requested_output_names' is required")
         if model_name is None:
             raise TypeError("InferenceRequest: 'model_name' is required")
-        if not isinstance(request_id, str):
-            raise TypeError("request_id must be a str")
+        # A str is a sequence too, but pybind11 takes only a list of names.
+        if isinstance(requested_output_names, (str, bytes, bytearray)):
+            raise TypeError("requested_output_names must be a list of str, not %s"
+                            % type(requested_output_names).__name__)
         if isinstance(correlation_id, bool) or not isinstance(correlation_id, (int, str)):
             raise TritonModelException("Correlation ID must be integer or string")
         if isinstance(correlation_id, int) and not 0 <= correlation_id < 1 << 64:
@@ -599,11 +611,11 @@ class InferenceRequest:
                 raise TypeError("InferenceRequest inputs must be pb_utils.Tensor objects, found %s"
                                 % type(t).__name__)
         self._rid = None
-        self._request_id = request_id
+        self._request_id = _as_str(request_id, "request_id")
         self._correlation_id = correlation_id
         self._inputs = inputs
-        self._requested = [str(n) for n in requested_output_names]
-        self._model_name = str(model_name)
+        self._requested = [_as_str(n, "requested_output_names[]") for n in requested_output_names]
+        self._model_name = _as_str(model_name, "model_name")
         self._model_version = int(model_version)
         self._flags = int(flags)
         self._timeout = int(timeout)
@@ -1144,16 +1156,16 @@ def load_model(model_name, config="", files=None):
     if files:
         raise TritonModelException(
             "load_model(files=...) (override files) is not supported by Tritium")
-    if not isinstance(config, str):
-        raise TypeError("config must be a JSON str")
-    _require_stub("load_model()").model_control("load", model_name, "", config)
+    _require_stub("load_model()").model_control(
+        "load", _as_str(model_name, "model_name"), "", _as_str(config, "config"))
 
 
 def unload_model(model_name, unload_dependents=False):
     _require_stub("unload_model()").model_control(
-        "unload", model_name, "", "", unload_dependents=bool(unload_dependents))
+        "unload", _as_str(model_name, "model_name"), "", "",
+        unload_dependents=bool(unload_dependents))
 
 
 def is_model_ready(model_name, model_version=""):
     return bool(_require_stub("is_model_ready()").model_control(
-        "ready", model_name, str(model_version), ""))
+        "ready", _as_str(model_name, "model_name"), _as_str(model_version, "model_version"), ""))

@@ -38,8 +38,10 @@ interface RegionState {
 /**
  * The owner's side of PROTOCOL.md's shared memory: regions `<prefix><gen>` in `dir`, each
  * used as a ring of allocations (one lease per frame). When nothing fits, the next region
- * (twice the last, or the next power of two that holds the allocation) takes over and the
- * current one is retired: it is unlinked and dropped once its last lease is released.
+ * (twice the last, or the next power of two that holds the allocation; with a `growthSize`,
+ * Triton's shm-growth-byte-size rule: the last plus whole growth steps, one more than the
+ * allocation needs) takes over and the current one is retired: it is unlinked and dropped
+ * once its last lease is released.
  * Leases may be released in any order; the ring reclaims only its released prefix.
  */
 export class Arena {
@@ -55,8 +57,13 @@ export class Arena {
     /** File-name prefix, generation appended: `<shm-prefix>-n` for Node's arena. */
     readonly prefix: string,
     readonly initialSize = MiB,
+    /** Undefined: each region twice the last. */
+    readonly growthSize?: number,
   ) {
     if (!Number.isSafeInteger(initialSize) || initialSize <= 0) throw new RangeError(`an arena's initial size must be a positive integer, not ${initialSize}`);
+    if (growthSize !== undefined && (!Number.isSafeInteger(growthSize) || growthSize <= 0)) {
+      throw new RangeError(`an arena's growth size must be a positive integer, not ${growthSize}`);
+    }
   }
 
   allocate(byteLength: number): Allocation {
@@ -78,7 +85,7 @@ export class Arena {
     let state = this.current;
     let start = state ? place(state, total) : null;
     if (state === undefined || start === null) {
-      state = this.startRegion(state ? Math.max(2 * state.region.size, nextPowerOfTwo(total)) : Math.max(this.initialSize, nextPowerOfTwo(total)));
+      state = this.startRegion(state ? this.grown(state.region.size, total) : total <= this.initialSize ? this.initialSize : this.grown(this.initialSize, total));
       start = 0;
     }
     const slot: Slot = { start, end: start + total, released: false };
@@ -107,6 +114,12 @@ export class Arena {
     if (this.current) this.drop(this.current);
     this.current = undefined;
     this.leases.clear();
+  }
+
+  /** The size of the region after one of `size` that could not take `total` bytes. */
+  private grown(size: number, total: number): number {
+    if (this.growthSize === undefined) return Math.max(2 * size, nextPowerOfTwo(total));
+    return size + this.growthSize * (Math.floor(total / this.growthSize) + 1);
   }
 
   private startRegion(size: number): RegionState {

@@ -18,11 +18,15 @@ const CODES: ReadonlySet<string> = new Set<InferenceErrorCode>([
   'RESOURCE_EXHAUSTED',
 ]);
 
-/** The InferenceError a frame's error stands for, its message prefixed with where it happened. */
-export function fromFrameError(error: unknown, where: string): InferenceError {
+/**
+ * The InferenceError a frame's error stands for, its message prefixed with where it happened;
+ * without `where` (an error a model put in a response), the model's words alone, as Triton passes them.
+ */
+export function fromFrameError(error: unknown, where?: string): InferenceError {
   const { code, message } = (typeof error === 'object' && error !== null ? error : { message: String(error) }) as Partial<FrameError>;
   const known = typeof code === 'string' && CODES.has(code) ? (code as InferenceErrorCode) : 'INTERNAL';
-  return new InferenceError(known, `${where}: ${message ?? 'unknown error'}`);
+  const text = message ?? 'unknown error';
+  return new InferenceError(known, where === undefined ? text : `${where}: ${text}`);
 }
 
 /** A Node error as a frame carries it to the stub. */

@@ -5,7 +5,9 @@ import { fromFrameError } from './frame-error.js';
 import { loadSharedMemoryAddon } from './native.js';
 import { environmentOptions, pythonEnvironment } from './python-environment.js';
 import { PythonInstance, type PythonInstanceOptions } from './python-instance.js';
-import { StubProcess, type StubSpec } from './stub-process.js';
+import { StubProcess, type ArenaSizes, type StubSpec } from './stub-process.js';
+
+const MiB = 1 << 20;
 
 export interface PythonBackendOptions {
   /** The interpreter for models without an environment of their own (EXECUTION_ENV_PATH). Default `python3` on PATH. */
@@ -16,8 +18,18 @@ export interface PythonBackendOptions {
    * config may come from a client, and may then only use environments in its model.
    */
   readonly executionEnvironmentRoots?: readonly string[];
-  /** How long a stub may take to import numpy and the model file. Default 60 000 ms. */
+  /** How long a stub may take to import numpy and the model file (Triton's stub-timeout-seconds). Default 60 000 ms. */
   readonly startTimeoutMs?: number;
+  /**
+   * Triton's shm-default-byte-size: the first shared-memory region of each stub's arenas
+   * (one for tensors Node sends, one for the stub's), at least 1 MiB. Default 1 MiB.
+   */
+  readonly sharedMemoryDefaultBytes?: number;
+  /**
+   * Triton's shm-growth-byte-size: a full arena's next region is the last one plus whole
+   * steps of this size, one more than the tensors need. Default: each region twice the last.
+   */
+  readonly sharedMemoryGrowthBytes?: number;
   /** How long an instance waits for the model's finalize() before killing its stub. Default 5 000 ms. */
   readonly finalizeTimeoutMs?: number;
   /** Where packed (.tar.gz) environments are unpacked. Default `<tmpdir>/tritium-python-envs`. */
@@ -33,6 +45,7 @@ export function pythonBackend(options: PythonBackendOptions = {}): Backend {
   const environment = environmentOptions(options);
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const finalizeTimeoutMs = options.finalizeTimeoutMs ?? 5_000;
+  const arenaSizes = arenaSizesOf('python', options);
   const customMetrics = new CustomMetrics();
   const environmentFor = (config: ModelConfig, files: ModelFiles) => pythonEnvironment(config, files.modelDirectory, environment);
 
@@ -48,7 +61,7 @@ export function pythonBackend(options: PythonBackendOptions = {}): Backend {
       const source = await readFile(files.modelPath, 'utf8').catch(() => '');
       if (!source.includes('auto_complete_config')) return completed;
       requireSharedMemory(config.name ?? '');
-      return autoComplete(completed, { environment: await environmentFor(config, files), modelFile: files.modelPath, label: `model '${config.name}'`, startTimeoutMs });
+      return autoComplete(completed, { environment: await environmentFor(config, files), modelFile: files.modelPath, label: `model '${config.name}'`, startTimeoutMs, arenaSizes });
     },
 
     async createModel(context: ModelContext): Promise<BackendModel> {
@@ -59,6 +72,7 @@ export function pythonBackend(options: PythonBackendOptions = {}): Backend {
         modelFile: context.modelPath,
         metrics: customMetrics,
         startTimeoutMs,
+        arenaSizes,
         finalizeTimeoutMs,
       };
       return {
@@ -67,6 +81,19 @@ export function pythonBackend(options: PythonBackendOptions = {}): Backend {
       };
     },
   };
+}
+
+/** The arena sizes the options ask for, refused as Triton refuses its shm-*-byte-size settings. */
+export function arenaSizesOf(backend: string, options: PythonBackendOptions): ArenaSizes {
+  const { sharedMemoryDefaultBytes: firstBytes = MiB, sharedMemoryGrowthBytes: growthBytes } = options;
+  // Triton's check is 1 MiB; its message says "4 MiBs", a leftover of an older limit.
+  if (!Number.isSafeInteger(firstBytes) || firstBytes < MiB) {
+    throw new InferenceError('INVALID_ARG', `${backend} backend: sharedMemoryDefaultBytes (shm-default-byte-size) can't be smaller than 1 MiB (${MiB} bytes), not ${firstBytes}`);
+  }
+  if (growthBytes !== undefined && (!Number.isSafeInteger(growthBytes) || growthBytes <= 0)) {
+    throw new InferenceError('INVALID_ARG', `${backend} backend: sharedMemoryGrowthBytes (shm-growth-byte-size) can't be smaller than or equal to zero, not ${growthBytes}`);
+  }
+  return { firstBytes, growthBytes };
 }
 
 export function requireSharedMemory(model: string): void {

@@ -14,7 +14,7 @@ import { fromFrameError } from './frame-error.js';
 import { SEQUENCE_END, SEQUENCE_START } from './sequence-flags.js';
 import type { PythonEnvironment } from './python-environment.js';
 import { StubCalls } from './stub-calls.js';
-import { StubProcess } from './stub-process.js';
+import { StubProcess, type ArenaSizes } from './stub-process.js';
 import { readTensors, writeTensors, type TensorRef } from './tensor-transfer.js';
 
 /** How long a readiness check waits for the model's is_ready(). */
@@ -25,6 +25,7 @@ export interface PythonInstanceOptions {
   readonly modelFile: string;
   readonly metrics: CustomMetrics;
   readonly startTimeoutMs: number;
+  readonly arenaSizes: ArenaSizes;
   /** How long finalize() waits for the model's finalize before killing the stub. */
   readonly finalizeTimeoutMs: number;
 }
@@ -150,7 +151,7 @@ export class PythonInstance implements BackendInstance {
    */
   private async startStub(): Promise<void> {
     const stub = await StubProcess.start(
-      { environment: this.options.environment, modelFile: this.options.modelFile, label: this.label, startTimeoutMs: this.options.startTimeoutMs },
+      { environment: this.options.environment, modelFile: this.options.modelFile, label: this.label, startTimeoutMs: this.options.startTimeoutMs, arenaSizes: this.options.arenaSizes },
       (frame) => this.onFrame(stub, frame),
       (reason) => this.onStubExit(stub, reason),
     );
@@ -239,7 +240,8 @@ export class PythonInstance implements BackendInstance {
       const responses = frame.responses as Array<{ outputs: TensorRef[]; error: unknown }>;
       pending.resolve(
         responses.map((response, i) =>
-          response.error ? fromFrameError(response.error, this.describe(pending.requests[i])) : this.outputs(stub, response.outputs, pending.requests[i]),
+          // A model's TritonError reaches the client in the model's words, as in Triton.
+          response.error ? fromFrameError(response.error) : this.outputs(stub, response.outputs, pending.requests[i]),
         ),
       );
     } catch (error) {
@@ -258,7 +260,7 @@ export class PythonInstance implements BackendInstance {
       const { request } = stream;
       const final = frame.final === true;
       if (frame.error) {
-        request.response.fail(fromFrameError(frame.error, this.describe(request)));
+        request.response.fail(fromFrameError(frame.error));
       } else if (frame.outputs) {
         const outputs = this.outputs(stub, frame.outputs as TensorRef[], request);
         if (outputs instanceof Error) request.response.fail(outputs);

@@ -27,6 +27,15 @@ export interface StubSpec {
   readonly label: string;
   /** How long importing numpy and the model may take before the start counts as failed. */
   readonly startTimeoutMs: number;
+  readonly arenaSizes: ArenaSizes;
+}
+
+/** The sizes of both arenas' regions (Node's and the stub's), as Triton sizes its one shared-memory pool per stub. */
+export interface ArenaSizes {
+  /** The first region (Triton's shm-default-byte-size). */
+  readonly firstBytes: number;
+  /** How much a full arena's next region adds (Triton's shm-growth-byte-size); undefined: each region twice the last. */
+  readonly growthBytes?: number;
 }
 
 /**
@@ -49,11 +58,12 @@ export class StubProcess {
   private constructor(
     private readonly child: ChildProcess,
     private readonly prefix: string,
+    arenaSizes: ArenaSizes,
     onFrame: (frame: Frame) => void,
     onExit: (reason: string) => void,
   ) {
     const directory = sharedMemoryDirectory();
-    this.arena = new Arena(directory, `${prefix}-n`);
+    this.arena = new Arena(directory, `${prefix}-n`, arenaSizes.firstBytes, arenaSizes.growthBytes);
     this.peers = new PeerRegions(directory);
     this.channel = new FrameChannel(child.stdio[3] as Writable, child.stdio[4] as Readable, onFrame, (error) =>
       this.kill(`sent a malformed frame (${error.message})`),
@@ -81,8 +91,10 @@ export class StubProcess {
   /** Starts a stub and waits for its hello (numpy and the model file imported); UNAVAILABLE with the reason when it cannot. */
   static async start(spec: StubSpec, onFrame: (frame: Frame) => void, onExit: (reason: string) => void): Promise<StubProcess> {
     const prefix = `tritium-${process.pid}-${randomBytes(6).toString('hex')}`;
-    const { environment } = spec;
-    const child = spawn(environment.interpreter, [STUB_SCRIPT, '--model-file', spec.modelFile, '--shm-dir', sharedMemoryDirectory(), '--shm-prefix', prefix], {
+    const { environment, arenaSizes } = spec;
+    const args = [STUB_SCRIPT, '--model-file', spec.modelFile, '--shm-dir', sharedMemoryDirectory(), '--shm-prefix', prefix, '--shm-first-bytes', String(arenaSizes.firstBytes)];
+    if (arenaSizes.growthBytes !== undefined) args.push('--shm-growth-bytes', String(arenaSizes.growthBytes));
+    const child = spawn(environment.interpreter, args, {
       stdio: ['ignore', 'inherit', 'pipe', 'pipe', 'pipe'],
       env: {
         ...process.env,
@@ -100,6 +112,7 @@ export class StubProcess {
     const stub = new StubProcess(
       child,
       prefix,
+      arenaSizes,
       (frame) => (started ? onFrame(frame) : frame.t === 'hello' || frame.t === 'fatal' ? announce(frame) : early.push(frame)),
       (reason) => started && onExit(reason),
     );

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { InferenceError, withDefaultBatcher, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
 import { CustomMetrics } from './custom-metrics.js';
-import { autoComplete, requireModelFile, requireSharedMemory, type PythonBackendOptions } from './python-backend.js';
+import { arenaSizesOf, autoComplete, requireModelFile, requireSharedMemory, type PythonBackendOptions } from './python-backend.js';
 import { environmentOptions, pythonEnvironment, type PythonEnvironment } from './python-environment.js';
 import { PythonInstance } from './python-instance.js';
 
@@ -32,6 +32,7 @@ export function tensorflowBackend(options: TensorflowBackendOptions = {}): Backe
   // Importing TensorFlow and loading a model takes seconds.
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;
   const finalizeTimeoutMs = options.finalizeTimeoutMs ?? 5_000;
+  const arenaSizes = arenaSizesOf('tensorflow', options);
   const metrics = new CustomMetrics();
 
   /** The model's interpreter, told where its SavedModel is. */
@@ -53,7 +54,7 @@ export function tensorflowBackend(options: TensorflowBackendOptions = {}): Backe
       if (isComplete(named)) return withDefaultBatcher(named);
       await requireModelFile(config.name ?? '', files.modelPath);
       const label = `model '${config.name}'`;
-      const spec = { environment: await environmentFor(named, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs };
+      const spec = { environment: await environmentFor(named, files), modelFile: SAVEDMODEL_RUNNER, label, startTimeoutMs, arenaSizes };
       return withDefaultBatcher(await autoComplete(named, spec));
     },
 
@@ -61,7 +62,7 @@ export function tensorflowBackend(options: TensorflowBackendOptions = {}): Backe
       requireNoCpuAccelerator(context.config);
       await requireModelFile(context.name, context.modelPath);
       const environment = await environmentFor(context.config, context);
-      const instanceOptions = { environment, modelFile: SAVEDMODEL_RUNNER, metrics, startTimeoutMs, finalizeTimeoutMs };
+      const instanceOptions = { environment, modelFile: SAVEDMODEL_RUNNER, metrics, startTimeoutMs, arenaSizes, finalizeTimeoutMs };
       return {
         description: `tensorflow savedmodel (${environment.interpreter})`,
         createInstance: (instance) => PythonInstance.create(context, instance, instanceOptions),

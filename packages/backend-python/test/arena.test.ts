@@ -101,6 +101,14 @@ describe.skipIf(addonMissing !== undefined)('Arena (the owner side)', () => {
     a.close();
   });
 
+  test("with a growth size, the next region is Triton's: the last plus growth × (allocation / growth + 1)", () => {
+    const a = new Arena(SHM_DIR, `${prefix.current}-n`, 4096, 1000);
+    expect(a.allocate(5000).region).toMatchObject({ name: `${prefix.current}-n0`, size: 4096 + 6000 }); // the first too is grown
+    expect(a.allocate(9000).region).toMatchObject({ name: `${prefix.current}-n1`, size: 10096 + 10000 });
+    expect(a.allocate(64).region).toMatchObject({ name: `${prefix.current}-n1` });
+    a.close();
+  });
+
   test('a region retired with no live lease is unlinked at once; close() unlinks everything and later allocations throw', () => {
     const a = arena(4096);
     const only = a.allocate(4096);
@@ -120,6 +128,7 @@ describe.skipIf(addonMissing !== undefined)('Arena (the owner side)', () => {
     expect(() => a.allocate(-1)).toThrow(RangeError);
     expect(() => a.allocate(1.5)).toThrow(RangeError);
     expect(() => new Arena(SHM_DIR, 'x', 0)).toThrow(RangeError);
+    expect(() => new Arena(SHM_DIR, 'x', 4096, 0)).toThrow(RangeError);
     a.close();
   });
 });

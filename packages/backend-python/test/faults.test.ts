@@ -106,6 +106,13 @@ describe.skipIf(pythonMissing)('Python model faults', () => {
     }
   });
 
+  it("an error a model puts in a response reaches the client in the model's words, as in Triton", async () => {
+    const server = await python.start(['repeat']);
+    const uint32 = (...values: number[]): Tensor => ({ datatype: 'UINT32', shape: [values.length], data: new Uint32Array(values) });
+    const error = await failure(drain(server, 'repeat', { inputs: { IN: int32(1, 2, 3), DELAY: uint32(0, 0), WAIT: uint32(0) } }));
+    expect(error).toMatchObject({ code: 'INVALID_ARG', message: 'DELAY has shape [2] but IN has shape [3]' });
+  });
+
   for (const [model, fault] of [
     ['not_a_list', /Expected a list in the execute return/],
     ['not_a_response', /InferenceResponse/],

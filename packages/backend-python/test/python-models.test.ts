@@ -118,7 +118,7 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
     expect(Buffer.from(output.buffer).equals(Buffer.from(data.buffer))).toBe(true);
   });
 
-  it('loads and unloads models from inside a model in explicit mode, and refuses otherwise', async () => {
+  it('loads and unloads models from inside a model in explicit mode (names as str or bytes), and refuses otherwise', async () => {
     const server = await python.start(['model_control', 'add_sub'], { modelControlMode: 'explicit', startupModels: ['model_control'] });
     const control = (op: string) =>
       server.infer('model_control', { inputs: { OP: { datatype: 'BYTES', shape: [1], data: [op] }, NAME: { datatype: 'BYTES', shape: [1], data: ['add_sub'] } } });

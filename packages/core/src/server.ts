@@ -17,6 +17,7 @@ import { requestedVersion } from './model/request-validator.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
 import { ModelChangeTracker } from './repository/model-change-tracker.js';
+import { writeModelFiles } from './repository/model-file-override.js';
 import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
 import { RepositoryPoller } from './repository/repository-poller.js';
 import type { InferenceRequest, ValidatedRequest } from './scheduling/inference-request.js';
@@ -40,6 +41,9 @@ import type {
 import { VERSION } from './version.js';
 
 const CONTROL_MODES: readonly ModelControlMode[] = ['none', 'poll', 'explicit'];
+/** Triton's defaults: its server id, which clients check, and --model-load-thread-count. */
+const DEFAULT_SERVER_ID = 'triton';
+const DEFAULT_LOAD_THREAD_COUNT = 4;
 
 /**
  * The embedded inference server: reads a Triton-style model repository, loads models
@@ -75,6 +79,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
       server: this,
       logger: options.logger ?? consoleLogger,
       maxInstancesPerModel: options.maxInstancesPerModel ?? DEFAULT_MAX_INSTANCES_PER_MODEL,
+      loadThreadCount: options.modelLoadThreadCount ?? DEFAULT_LOAD_THREAD_COUNT,
     });
     if (mode === 'poll') {
       const changes = (this.changes = new ModelChangeTracker());
@@ -104,6 +109,13 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     const maxInstances = options.maxInstancesPerModel;
     if (maxInstances !== undefined && (!Number.isSafeInteger(maxInstances) || maxInstances < 1)) {
       throw new InferenceError('INVALID_ARG', `\`maxInstancesPerModel\` must be a positive integer, got ${String(maxInstances)}`);
+    }
+    const loadThreads = options.modelLoadThreadCount;
+    if (loadThreads !== undefined && (!Number.isSafeInteger(loadThreads) || loadThreads < 0)) {
+      throw new InferenceError('INVALID_ARG', `\`modelLoadThreadCount\` must be a non-negative integer, got ${String(loadThreads)}`);
+    }
+    if (options.serverId !== undefined && typeof options.serverId !== 'string') {
+      throw new InferenceError('INVALID_ARG', `\`serverId\` must be a string, got ${typeof options.serverId}`);
     }
     const repository = new ModelRepository(paths, { configName: options.modelConfigName });
     const server = new InferenceServer(options, mode, repository, new BackendRegistry(options.backends ?? []));
@@ -154,17 +166,24 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
    * cancels the request.
    */
   inferStream(modelName: string, request: InferRequest): AsyncGenerator<InferResponse, void, undefined> {
-    let accepted: InferenceRequest;
-    let sink: StreamSink;
     try {
-      const served = this.admit(modelName, request);
-      const validated = served.validator.validate(request);
-      sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
-      accepted = served.submit(validated, sink);
+      return this.startStream(modelName, request);
     } catch (error) {
       return refused(error);
     }
-    return streamOf(accepted, sink);
+  }
+
+  /**
+   * inferStream(), but a refusal (no such model, an invalid request, a full queue) throws
+   * here rather than at the first iteration, so that a caller can tell it from the
+   * model's own errors (Triton's /generate_stream answers the one as JSON, the other as
+   * an event).
+   */
+  startStream(modelName: string, request: InferRequest): AsyncGenerator<InferResponse, void, undefined> {
+    const served = this.admit(modelName, request);
+    const validated = served.validator.validate(request);
+    const sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
+    return streamOf(served.submit(validated, sink), sink);
   }
 
   private submit(served: ServedModelVersion, validated: ValidatedRequest, modelName: string, running: CancellableStart | undefined): Promise<InferResponse> {
@@ -201,17 +220,23 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     return response;
   }
 
-  /** Explicit mode: loads (or reloads) a model, optionally with a config that replaces config.pbtxt. */
+  /**
+   * Explicit mode: loads (or reloads) a model, optionally with a config that replaces
+   * config.pbtxt, or with its files and config sent along (Triton's model file override:
+   * then the repository is not read). Fails with Triton's texts (see ModelManager.load).
+   */
   async loadModel(name: string, options: LoadModelOptions = {}): Promise<void> {
     this.assertRunning();
-    this.assertExplicit('load');
-    await this.manager.load(name, () => this.repository.find(name), options.config);
+    this.assertExplicit();
+    const { config, files } = options;
+    const locate = files && Object.keys(files).length > 0 ? () => writeModelFiles(name, files, config !== undefined) : () => this.repository.find(name);
+    await this.manager.load(name, locate, config);
   }
 
-  /** Explicit mode: unloads a model once its in-flight requests finish (up to exitTimeoutMs). */
+  /** Explicit mode: unloads a model once its in-flight requests finish (up to exitTimeoutMs); one not loaded is left as it is, as in Triton. */
   async unloadModel(name: string): Promise<void> {
     this.assertRunning();
-    this.assertExplicit('unload');
+    this.assertExplicit();
     await this.manager.unload(name);
   }
 
@@ -235,7 +260,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
   }
 
   metadata(): ServerMetadata {
-    return { name: 'tritium', version: VERSION, extensions: ['model_configuration', 'model_repository', 'statistics'] };
+    return { name: this.options.serverId ?? DEFAULT_SERVER_ID, version: VERSION, extensions: ['model_configuration', 'model_repository', 'statistics'] };
   }
 
   async modelMetadata(name: string, version?: number): Promise<ModelMetadata> {
@@ -331,9 +356,13 @@ export class InferenceServer extends EventEmitter<ServerEvents> {
     if (this.stopping) throw new InferenceError('UNAVAILABLE', 'the server is stopping');
   }
 
-  private assertExplicit(action: string): void {
+  /** Triton's refusal (in modes none and poll alike), then which mode this is. */
+  private assertExplicit(): void {
     if (this.mode !== 'explicit') {
-      throw new InferenceError('UNSUPPORTED', `cannot ${action} models in modelControlMode "${this.mode}"; use "explicit"`);
+      throw new InferenceError(
+        'UNAVAILABLE',
+        `explicit model load / unload is not allowed if polling is enabled: the server runs in modelControlMode "${this.mode}"; loading and unloading need "explicit"`,
+      );
     }
   }
 

@@ -37,6 +37,14 @@ export interface ServerOptions {
    * INVALID_ARG before any instance starts. Default 64 (DEFAULT_MAX_INSTANCES_PER_MODEL).
    */
   readonly maxInstancesPerModel?: number;
+  /** The server's name in its metadata (Triton's --id). Default 'triton', as Triton's, which clients check. */
+  readonly serverId?: string;
+  /**
+   * How many model versions load at once (Triton's --model-load-thread-count): a version's
+   * backend model, instances and warmup, or a model's auto-complete, each take a turn.
+   * Default 4, as Triton's; 0 counts as 1.
+   */
+  readonly modelLoadThreadCount?: number;
 }
 
 /** Log messages at Triton's levels. */
@@ -104,8 +112,19 @@ export interface ServerEvents {
 }
 
 export interface LoadModelOptions {
-  /** Replaces the repository's config.pbtxt for this load: an object or pbtxt text. */
-  readonly config?: ModelConfig | string;
+  /**
+   * Replaces the repository's config.pbtxt for this load: an object, pbtxt text, or a
+   * function that makes the object when the load's turn comes (a frontend parsing a
+   * client's JSON): what that function throws fails the load as an invalid override.
+   */
+  readonly config?: ModelConfig | string | (() => ModelConfig);
+  /**
+   * Triton's model file override: the model's files by path relative to its directory
+   * (`1/model.onnx`), loaded from a temporary directory instead of the repository. Needs
+   * `config`. The directory is removed when the model is unloaded, reloaded from elsewhere
+   * or the server stops.
+   */
+  readonly files?: Readonly<Record<string, Uint8Array>>;
 }
 
 export interface TensorMetadata {

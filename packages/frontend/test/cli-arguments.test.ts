@@ -37,7 +37,7 @@ describe('parseCommandLine', () => {
       http: { host: '0.0.0.0', port: 8000 },
       grpc: { host: '0.0.0.0', port: 8001 },
       metrics: { host: '0.0.0.0', port: 8002 },
-      backends: { python: { interpreter: undefined, executionEnvironmentRoots: [] } },
+      backends: { python: { executionEnvironmentRoots: [] }, onnxruntime: {} },
       log: { info: true, warning: true, error: true, verbose: 0, format: 'default', file: undefined },
       ignored: [],
     });
@@ -119,14 +119,85 @@ describe('parseCommandLine', () => {
     expect(serve('--model-repository=/m', '--cache-config=redis,host=h', '--cache-config=redis,port=1', '--cache-config=redis,socket_timeout=0').server.responseCache).toMatchObject({ timeoutMs: undefined });
   });
 
-  it("takes the Python backend's interpreter and environment roots from --backend-config, refusing other settings", () => {
-    const given = serve('--model-repository=/m', '--backend-config=python,interpreter=/opt/py/bin/python3', '--backend-config', 'python,execution-env-root=/opt/envs', '--backend-config=python,execution-env-root=/srv/envs');
-    expect(given.backends).toEqual({ python: { interpreter: '/opt/py/bin/python3', executionEnvironmentRoots: ['/opt/envs', '/srv/envs'] } });
-    expect(refusal('--model-repository=/m', '--backend-config=python')).toContain("--backend-config takes <backend>,<setting>=<value>, got 'python'");
-    expect(refusal('--model-repository=/m', '--backend-config=tensorflow,default-max-batch-size=4')).toContain('tritium has settings for the python backend only');
-    expect(refusal('--model-repository=/m', '--backend-config=python,shm-default-byte-size=1')).toBe(
-      '--backend-config python,shm-default-byte-size is not supported by tritium: the python backend takes interpreter and execution-env-root',
+  it("maps --id to the server's id and --model-load-thread-count to its load concurrency, both left to core's defaults when absent", () => {
+    expect(serve('--model-repository=/m', '--id=edge-7', '--model-load-thread-count=2').server).toMatchObject({ serverId: 'edge-7', modelLoadThreadCount: 2 });
+    // Triton uses max(1, n): core counts 0 as 1.
+    expect(serve('--model-repository=/m', '--model-load-thread-count', '0').server.modelLoadThreadCount).toBe(0);
+    expect(serve('--model-repository=/m').server).toMatchObject({ serverId: undefined, modelLoadThreadCount: undefined });
+    expect(refusal('--model-repository=/m', '--model-load-thread-count=-1')).toBe("--model-load-thread-count must be an integer from 0 to 2147483647, got '-1'");
+  });
+
+  it("refuses --http-max-input-size of 0 or less in Triton's words", () => {
+    expect(refusal('--model-repository=/m', '--http-max-input-size=0')).toBe('Error: --http-max-input-size must be greater than 0.');
+    expect(refusal('--model-repository=/m', '--http-max-input-size=-1024')).toBe('Error: --http-max-input-size must be greater than 0.');
+    expect(refusal('--model-repository=/m', '--http-max-input-size=lots')).toBe("--http-max-input-size must be an integer from 1 to 9007199254740991, got 'lots'");
+  });
+
+  it("maps Triton's --backend-config settings that have a meaning here to the backends' options", () => {
+    const given = serve(
+      '--model-repository=/m',
+      '--backend-config=python,interpreter=/opt/py/bin/python3',
+      '--backend-config',
+      'python,execution-env-root=/opt/envs',
+      '--backend-config=python,execution-env-root=/srv/envs',
+      '--backend-config=python,stub-timeout-seconds=120',
+      `--backend-config=python,shm-default-byte-size=${4 << 20}`,
+      '--backend-config=python,shm-growth-byte-size=1048576',
+      '--backend-config=onnxruntime,default-max-batch-size=16',
     );
+    expect(given.backends).toEqual({
+      python: {
+        interpreter: '/opt/py/bin/python3',
+        executionEnvironmentRoots: ['/opt/envs', '/srv/envs'],
+        startTimeoutMs: 120_000,
+        sharedMemoryDefaultBytes: 4 << 20,
+        sharedMemoryGrowthBytes: 1 << 20,
+      },
+      onnxruntime: { defaultMaxBatchSize: 16 },
+    });
+    expect(given.ignored).toEqual([]);
+  });
+
+  it("applies a setting without a backend to every backend, a backend's own overriding it in any order (as Triton)", () => {
+    expect(serve('--model-repository=/m', '--backend-config=default-max-batch-size=8').backends.onnxruntime).toEqual({ defaultMaxBatchSize: 8 });
+    expect(serve('--model-repository=/m', '--backend-config=onnxruntime,default-max-batch-size=2', '--backend-config=default-max-batch-size=8').backends.onnxruntime).toEqual({ defaultMaxBatchSize: 2 });
+    expect(serve('--model-repository=/m', '--backend-config=stub-timeout-seconds=5').backends.python.startTimeoutMs).toBe(5000);
+    // Triton's onnxruntime backend reads any integer; below 0 means no batching.
+    expect(serve('--model-repository=/m', '--backend-config=onnxruntime,default-max-batch-size=-3').backends.onnxruntime).toEqual({ defaultMaxBatchSize: 0 });
+  });
+
+  it('accepts the settings with no meaning here, listing each as ignored with why', () => {
+    const given = serve(
+      '--model-repository=/m',
+      '--backend-config=python,thread-pool-size=4',
+      '--backend-config=tensorrt,coalesce-request-input=true',
+      '--backend-config=backend-directory=/opt/tritonserver/backends',
+    );
+    expect(given.ignored).toEqual([
+      { flag: '--backend-config backend-directory', why: 'it has no meaning here for any backend' },
+      {
+        flag: '--backend-config python,thread-pool-size',
+        why: "it has no meaning here (tritium's python backend takes interpreter, execution-env-root, stub-timeout-seconds, shm-default-byte-size, shm-growth-byte-size)",
+      },
+      { flag: '--backend-config tensorrt,coalesce-request-input', why: 'it has no meaning here (tritium takes settings for python and onnxruntime only)' },
+    ]);
+    expect(given.backends).toEqual({ python: { executionEnvironmentRoots: [] }, onnxruntime: {} });
+  });
+
+  it.each([
+    [',stub-timeout-seconds=1', 'No backend specified. --backend-config option format is <backend name>,<setting>=<value> or <setting>=<value>. Got ,stub-timeout-seconds=1'],
+    ['python', "--backend-config option format is '<backend name>,<setting>=<value>'. Got python"],
+    ['python,stub-timeout-seconds', "--backend-config option format is '<backend name>,<setting>=<value>'. Got python,stub-timeout-seconds"],
+    ['python,=1', "--backend-config option format is '<backend name>,<setting>=<value>'. Got python,=1"],
+    ['python,stub-timeout-seconds=', "--backend-config option format is '<backend name>,<setting>=<value>'. Got python,stub-timeout-seconds="],
+    ['python,stub-timeout-seconds=0', "--backend-config python,stub-timeout-seconds=0: stub-timeout-seconds can't be smaller than or equal to zero."],
+    ['python,stub-timeout-seconds=soon', '--backend-config python,stub-timeout-seconds=soon: stub-timeout-seconds must be an integer'],
+    ['python,stub-timeout-seconds=9999999', "--backend-config python,stub-timeout-seconds=9999999: stub-timeout-seconds can't be larger than 2147483"],
+    ['python,shm-default-byte-size=1048575', "--backend-config python,shm-default-byte-size=1048575: shm-default-byte-size can't be smaller than 1 MiB (1048576 bytes)"],
+    ['python,shm-growth-byte-size=0', "--backend-config python,shm-growth-byte-size=0: shm-growth-byte-size can't be smaller than or equal to zero."],
+    ['default-max-batch-size=four', '--backend-config default-max-batch-size=four: default-max-batch-size must be an integer'],
+  ])("refuses --backend-config=%s in Triton's words where it has them", (setting, message) => {
+    expect(refusal('--model-repository=/m', `--backend-config=${setting}`)).toBe(message);
   });
 
   it('reads the logging flags', () => {
@@ -164,7 +235,6 @@ describe('parseCommandLine refuses, naming the flag or value at fault', () => {
     [['--model-repository=/m', '--grpc-port=65536'], "--grpc-port must be an integer from 0 to 65535, got '65536'"],
     [['--model-repository=/m', '--exit-timeout-secs=-1'], "--exit-timeout-secs must be an integer from 0 to 2147483, got '-1'"],
     [['--model-repository=/m', '--exit-timeout-secs=1.5'], "--exit-timeout-secs must be an integer from 0 to 2147483, got '1.5'"],
-    [['--model-repository=/m', '--http-max-input-size=0'], '--http-max-input-size must be an integer from 1'],
     [['--model-repository=/m', '--grpc-max-input-size=2147483648'], '--grpc-max-input-size must be an integer from 1 to 2147483647'],
     [['--model-repository=/m', '--max-instances-per-model=0'], '--max-instances-per-model must be an integer from 1'],
     [['--model-repository=/m', '--allow-http=yes'], "--allow-http must be true or false, got 'yes'"],

@@ -221,6 +221,36 @@ describe('tritium', () => {
     expect(readdirSync('/dev/shm').filter((file) => file.startsWith(`tritium-${cli.child.pid}-`))).toEqual([]);
   });
 
+  it("takes Triton's --id, --model-load-thread-count and --backend-config lines, warning of the settings that have no meaning here", async () => {
+    const cli = tritium(
+      'serve',
+      `--model-repository=${await models('triton-flags', addSub)}`,
+      ...LOOPBACK,
+      '--id=edge-7',
+      '--model-load-thread-count=2',
+      '--backend-config=onnxruntime,default-max-batch-size=8',
+      '--backend-config=python,stub-timeout-seconds=120',
+      '--backend-config=python,thread-pool-size=4',
+      '--backend-directory=/opt/tritonserver/backends',
+    );
+    const { http } = await cli.services();
+    expect(await (await fetch(`${http}/v2`)).json()).toMatchObject({ name: 'edge-7' });
+    // add_sub's inputs are [-1,16]: auto-complete gives it the default-max-batch-size asked for.
+    expect(await (await fetch(`${http}/v2/models/add_sub/config`)).json()).toMatchObject({ max_batch_size: 8 });
+    expect(cli.text).toContain("--backend-config python,thread-pool-size is ignored by tritium: it has no meaning here (tritium's python backend takes");
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+  });
+
+  it("refuses --http-max-input-size of 0 or less with Triton's line, once, and serves nothing", async () => {
+    for (const size of ['0', '-1024']) {
+      const cli = tritium('serve', `--model-repository=${await models('max-input', addSub)}`, ...LOOPBACK, `--http-max-input-size=${size}`);
+      expect(await cli.exited).toBe(2);
+      expect(cli.text.split('\n').filter((line) => line.includes('Error: --http-max-input-size must be greater than 0.'))).toHaveLength(1);
+      expect(cli.text).not.toContain('Started');
+    }
+  });
+
   it('exits 1 when a model fails to load, and serves the others with --exit-on-error=false', async () => {
     const root = await models('broken', { ...addSub, 'broken/config.pbtxt': 'max_batch_size: "many"\n', 'broken/1/model.onnx': { copy: ADD_SUB } });
     const failing = tritium('serve', `--model-repository=${root}`, ...LOOPBACK);

@@ -16,7 +16,7 @@ function recordingLogger(): Logger & { lines: string[] } {
   return { lines, error: (m) => lines.push(`E ${m}`), warn: (m) => lines.push(`W ${m}`), info: (m) => lines.push(`I ${m}`), verbose: (m) => lines.push(`V ${m}`) };
 }
 
-const NO_SETTINGS = { python: { executionEnvironmentRoots: [] } };
+const NO_SETTINGS = { python: { executionEnvironmentRoots: [] }, onnxruntime: {} };
 
 describe('installedBackends', () => {
   it('creates the official backends that are installed (both are, in this workspace)', async () => {
@@ -28,7 +28,7 @@ describe('installedBackends', () => {
 
   it("hands --backend-config's settings to the backend it creates", async () => {
     const seen: unknown[] = [];
-    const settings = { python: { interpreter: '/opt/python/bin/python3', executionEnvironmentRoots: ['/opt/envs'] } };
+    const settings = { python: { interpreter: '/opt/python/bin/python3', executionEnvironmentRoots: ['/opt/envs'], startTimeoutMs: 120_000 }, onnxruntime: { defaultMaxBatchSize: 8 } };
     await installedBackends(recordingLogger(), settings, [{ specifier: '@tritium/backend-present', load: async (given) => (seen.push(given), { name: 'present' } as Backend) }]);
     expect(seen).toEqual([settings]);
   });

@@ -32,7 +32,7 @@ describe('health and metadata', () => {
   it('answers server metadata with the extensions the frontend adds', async () => {
     const client = await fx.start({ simple: SIMPLE });
     const metadata = await client.call('ServerMetadata');
-    expect(metadata.name).toBe('tritium');
+    expect(metadata.name).toBe('triton');
     expect(metadata.version).toBe(fx.server!.metadata().version);
     expect(metadata.extensions).toEqual(expect.arrayContaining(['model_repository', 'statistics', 'classification', 'sequence', 'system_shared_memory']));
   });
@@ -149,23 +149,29 @@ describe('model repository', () => {
   it('refuses load and unload parameters it cannot honour, saying which', async () => {
     const client = await fx.start({ m: SIMPLE }, EXPLICIT);
     const load = (parameters: object) => client.call('RepositoryModelLoad', { model_name: 'm', parameters });
-    await expectStatus(load({ config: { string_param: '{"input": [' } }), status.INVALID_ARGUMENT, /'config' is not JSON/);
-    await expectStatus(load({ config: { string_param: '{"inputs": []}' } }), status.INVALID_ARGUMENT, /config has no field 'inputs'/);
-    await expectStatus(load({ config: { string_param: '{"input": [{"dims": {"a": 1}}]}' } }), status.INVALID_ARGUMENT, /does not fit a ModelConfig/);
+    const unreadable = (detail: string) => new RegExp(`^failed to load 'm', failed to poll from model repository: Invalid config override: .*${detail}`);
+    await expectStatus(load({ config: { string_param: '{"input": [' } }), status.INTERNAL, unreadable("'config' is not JSON"));
+    await expectStatus(load({ config: { string_param: '{"inputs": []}' } }), status.INTERNAL, unreadable("config has no field 'inputs'"));
+    await expectStatus(load({ config: { string_param: '{"input": [{"dims": {"a": 1}}]}' } }), status.INTERNAL, unreadable('does not fit a ModelConfig'));
     await expectStatus(load({ config: { bool_param: true } }), status.INVALID_ARGUMENT, /'config', expected string_param/);
-    await expectStatus(load({ 'file:1/model.test': { bytes_param: Buffer.from('{}') } }), status.UNIMPLEMENTED, /model files sent with a load request/);
+    await expectStatus(load({ 'file:1/model.test': { bytes_param: Buffer.from('{}') } }), status.INTERNAL, /failed to poll from model repository: Load parameter 'config' must be specified for model file override$/);
+    await expectStatus(load({ 'file:1/model.test': { string_param: '{}' } }), status.INVALID_ARGUMENT, /'file:1\/model.test', expected bytes_param/);
     await expectStatus(load({ colour: { string_param: 'red' } }), status.INVALID_ARGUMENT, /unrecognized load parameter 'colour'/);
     await expectStatus(
       client.call('RepositoryModelUnload', { model_name: 'm', parameters: { unload_dependents: { bool_param: true } } }),
       status.UNIMPLEMENTED,
       /unload_dependents/,
     );
-    await expectStatus(client.call('RepositoryModelLoad', { model_name: 'absent' }), status.NOT_FOUND, /'absent' is not in the model repository/);
+    await expectStatus(
+      client.call('RepositoryModelLoad', { model_name: 'absent' }),
+      status.INTERNAL,
+      /^failed to load 'absent', failed to poll from model repository: model 'absent' is not in the model repository$/,
+    );
   });
 
   it('refuses loading outside explicit mode', async () => {
     const client = await fx.start({ m: SIMPLE });
-    await expectStatus(client.call('RepositoryModelLoad', { model_name: 'm' }), status.UNIMPLEMENTED, /explicit/);
+    await expectStatus(client.call('RepositoryModelLoad', { model_name: 'm' }), status.UNAVAILABLE, /^explicit model load \/ unload is not allowed if polling is enabled/);
   });
 });
 
@@ -180,9 +186,11 @@ describe('shared memory control', () => {
     const region = { name: 'r', key: `/${key}`, offset: '16', byte_size: '32' };
     expect(await client.call('SystemSharedMemoryStatus')).toEqual({ regions: { r: region } });
     expect(await client.call('SystemSharedMemoryStatus', { name: 'r' })).toEqual({ regions: { r: region } });
-    await expectStatus(client.call('SystemSharedMemoryRegister', { name: 'r', key: `/${key}`, byte_size: 8 }), status.ALREADY_EXISTS, /'r' is already registered/);
-    await expectStatus(client.call('SystemSharedMemoryRegister', { name: 's', key: `/${key}`, byte_size: 128 }), status.INVALID_ARGUMENT, /exceeds the 64 bytes/);
-    await expectStatus(client.call('SystemSharedMemoryStatus', { name: 's' }), status.NOT_FOUND, /'s'/);
+    await expectStatus(client.call('SystemSharedMemoryRegister', { name: 'r', key: `/${key}`, byte_size: 8 }), status.ALREADY_EXISTS, /^shared memory region 'r' already in manager$/);
+    await expectStatus(client.call('SystemSharedMemoryRegister', { name: 's', key: `/${key}`, byte_size: 128 }), status.INVALID_ARGUMENT, /^failed to register shared memory region 's': invalid args \(offset 0 \+ byte_size 128 exceeds the 64 bytes/);
+    // Triton's python_grpc_aio_test matches "[StatusCode.INTERNAL] Unable to open shared memory region: '/test_shm'".
+    await expectStatus(client.call('SystemSharedMemoryRegister', { name: 't', key: '/tritium-no-such-shm', byte_size: 0 }), status.INTERNAL, /^Unable to open shared memory region: '\/tritium-no-such-shm': ENOENT/);
+    await expectStatus(client.call('SystemSharedMemoryStatus', { name: 's' }), status.NOT_FOUND, /^Unable to find system shared memory region: 's'$/);
 
     const second = await startGrpcFrontend(fx.server!, { host: '127.0.0.1', port: 0 });
     const other = new GrpcClient(second.port);
@@ -216,8 +224,9 @@ describe('shared memory control', () => {
   it('answers the CUDA shared-memory, trace and log rpcs as a Triton built without them', async () => {
     const client = await fx.start({ simple: SIMPLE }, {}, ALLOW_SHM);
     expect(await client.call('CudaSharedMemoryStatus')).toEqual({ regions: {} });
-    await expectStatus(client.call('CudaSharedMemoryStatus', { name: 'g' }), status.NOT_FOUND, /'g'/);
-    await expectStatus(client.call('CudaSharedMemoryRegister', { name: 'g', byte_size: 8 }), status.INVALID_ARGUMENT, /GPUs not supported/);
+    await expectStatus(client.call('CudaSharedMemoryStatus', { name: 'g' }), status.NOT_FOUND, /^Unable to find cuda shared memory region: 'g'$/);
+    // Triton's python_grpc_aio_test (run on GPU builds) matches "failed to register shared memory region.*invalid args".
+    await expectStatus(client.call('CudaSharedMemoryRegister', { name: 'g', byte_size: 8 }), status.INVALID_ARGUMENT, /^failed to register shared memory region 'g': invalid args \(CUDA shared memory: GPUs not supported\)$/);
     expect(await client.call('CudaSharedMemoryUnregister', { name: 'g' })).toEqual({});
     await expectStatus(client.call('TraceSetting', {}), status.UNAVAILABLE, /does not support trace/);
     await expectStatus(client.call('LogSettings', {}), status.UNAVAILABLE, /does not support dynamic logging/);

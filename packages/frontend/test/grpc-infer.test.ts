@@ -133,7 +133,7 @@ describe('ModelInfer', () => {
       await expectStatus(
         client.call('ModelInfer', { model_name: 'types', inputs: [{ name: `IN_${datatype}`, datatype, shape: [1], contents: { fp32_contents: [1] } }] }),
         status.INVALID_ARGUMENT,
-        new RegExp(`${datatype} data cannot come in fp32_contents; ${datatype} data must come in raw_input_contents`),
+        new RegExp(`^unexpected explicit tensor data for input tensor 'IN_${datatype}' for model 'types' of type 'FP32', expected datatype '${datatype}' \\(${datatype} data must come in raw_input_contents\\)$`),
       );
     }
   });
@@ -272,9 +272,11 @@ describe('ModelInfer with bad input', () => {
     ['a negative shape dimension', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [-1, 4] }] }, status.INVALID_ARGUMENT, /input 'INPUT0': shape \[-1,4\] must hold non-negative integers/],
     ['a shape dimension beyond 2^53', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: ['9007199254740993'] }] }, status.INVALID_ARGUMENT, /shape \[9007199254740993\] must hold/],
     ['an input given twice', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4] }, { name: 'INPUT0', datatype: 'FP32', shape: [4] }] }, status.INVALID_ARGUMENT, /'INPUT0' appears more than once/],
-    ['contents beside raw contents', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], contents: { fp32_contents: [1, 2, 3, 4] } }] }, status.INVALID_ARGUMENT, /'contents' cannot be given when the request uses raw_input_contents/],
-    ['contents in two fields', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1], contents: { fp32_contents: [1], int_contents: [1] } }] }, status.INVALID_ARGUMENT, /more than one field/],
-    ['typed contents of another type', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [2], contents: { int_contents: [1, 2] } }] }, status.INVALID_ARGUMENT, /FP32 data cannot come in int_contents; its contents belong in fp32_contents/],
+    // Triton's words (src/grpc/infer_handler.cc), which its client example grpc_explicit_int_content_client.py checks.
+    ['contents beside raw contents', { ...fp32Request('simple', [1, 2, 3, 4]), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], contents: { fp32_contents: [1, 2, 3, 4] } }] }, status.INVALID_ARGUMENT, /^contents field must not be specified when using raw_input_contents for 'INPUT0' for model 'simple'$/],
+    ['contents in two fields', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1], contents: { fp32_contents: [1], bytes_contents: [Buffer.from('a')] } }] }, status.INVALID_ARGUMENT, /^unexpected explicit tensor data for input tensor 'INPUT0' for model 'simple', binary data was already supplied\. \(fp32_contents and bytes_contents both hold data\)$/],
+    ['typed contents of another type', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [2], contents: { int_contents: [1, 2] } }] }, status.INVALID_ARGUMENT, /^unexpected explicit tensor data for input tensor 'INPUT0' for model 'simple' of type 'INT32', expected datatype 'FP32' \(FP32 data belongs in fp32_contents\)$/],
+    ['typed contents in two fields, the first of another type', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1], contents: { fp32_contents: [1], int_contents: [1] } }] }, status.INVALID_ARGUMENT, /of type 'INT32', expected datatype 'FP32'/],
     ['too few typed values', { model_name: 'simple', inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], contents: { fp32_contents: [1, 2] } }] }, status.INVALID_ARGUMENT, /expected 4 elements/],
     ['a parameter without a value', fp32Request('simple', [1, 2, 3, 4], { parameters: { empty: {} } }), status.INVALID_ARGUMENT, /parameter 'empty' has no value/],
     ['a reserved triton_ parameter', fp32Request('simple', [1, 2, 3, 4], { parameters: { triton_secret: { bool_param: true } } }), status.INVALID_ARGUMENT, /parameter 'triton_secret': parameter keys starting with 'triton_' are reserved for Triton usage/],
@@ -297,7 +299,7 @@ describe('ModelInfer BYTES element limit', () => {
   const unregistered = { shared_memory_region: { string_param: 'none' }, shared_memory_byte_size: { int64_param: 0 } };
   const over = MAX_BYTES_ELEMENTS + 1;
   const refusal = (input: string, total: number, shape = `[${over}]`) =>
-    `input '${input}': BYTES of shape ${shape} brings the request to ${total} BYTES elements, more than the ${MAX_BYTES_ELEMENTS} a request may carry`.replace(/[[\]]/g, '\\$&');
+    `^input '${input}': BYTES of shape ${shape} brings the request to ${total} BYTES elements, more than the ${MAX_BYTES_ELEMENTS} a request may carry \\(about 104 bytes of heap each once decoded`.replace(/[[\]]/g, '\\$&');
 
   // Each refusal comes before the input is read: no raw bytes, no typed values, no region could hold that many elements.
   it.each([
@@ -317,16 +319,16 @@ describe('ModelInfer BYTES element limit', () => {
 
   it("counts every input of the request, refusing the one that takes it over", async () => {
     const client = await fx.start({ types: TYPES });
-    const half = MAX_BYTES_ELEMENTS / 2;
+    const half = Math.floor(MAX_BYTES_ELEMENTS / 4) * 2;
     const request = {
       model_name: 'types',
       inputs: [
         { name: 'A', datatype: 'BYTES', shape: [half], contents: { bytes_contents: [] } },
         { name: 'B', datatype: 'BYTES', shape: [2, half / 2], contents: { bytes_contents: [] } },
-        { name: 'C', datatype: 'BYTES', shape: [1], parameters: unregistered },
+        { name: 'C', datatype: 'BYTES', shape: [MAX_BYTES_ELEMENTS - 2 * half + 1], parameters: unregistered },
       ],
     };
-    await expectStatus(client.call('ModelInfer', request), status.INVALID_ARGUMENT, refusal('C', over, '[1]'));
+    await expectStatus(client.call('ModelInfer', request), status.INVALID_ARGUMENT, refusal('C', over, `[${MAX_BYTES_ELEMENTS - 2 * half + 1}]`));
   });
 });
 

@@ -1,13 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectStatus } from './helpers/grpc-fixture.js';
-import { inferResponseType, lengthDelimited, RawGrpcClient, requestWithContents } from './helpers/grpc-wire.js';
+import { startGrpcServerChild, type GrpcServerChild } from './helpers/grpc-server-child.js';
+import { inferResponseType, lengthDelimited, RawGrpcClient, requestWithContents, tag } from './helpers/grpc-wire.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const SERVER = 'packages/frontend/test/helpers/grpc-server-process.ts';
 /**
  * The server's JavaScript heap. Decoded into a JavaScript array (as before), COUNT bools
  * take 8 bytes each, twice over this; read into a typed array, they stay outside the heap.
@@ -15,30 +11,15 @@ const SERVER = 'packages/frontend/test/helpers/grpc-server-process.ts';
 const HEAP_MIB = 160;
 const COUNT = 40_000_000;
 
-let server: ChildProcess;
-let output = '';
+let child: GrpcServerChild;
 let client: RawGrpcClient;
 
 beforeAll(async () => {
-  server = spawn(process.execPath, [`--max-old-space-size=${HEAP_MIB}`, '--import', 'tsx', SERVER], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const stream of [server.stdout!, server.stderr!]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    server.stdout!.on('data', () => {
-      const match = output.match(/^PORT (\d+)$/m);
-      if (match) resolve(Number(match[1]));
-    });
-    server.once('exit', () => reject(new Error(`the server process exited:\n${output}`)));
-  });
-  client = new RawGrpcClient(port);
+  child = await startGrpcServerChild(HEAP_MIB);
+  client = child.client;
 }, 60_000);
 
-afterAll(async () => {
-  client?.close();
-  if (server.exitCode === null && server.signalCode === null) {
-    server.kill('SIGTERM');
-    await once(server, 'exit');
-  }
-});
+afterAll(() => child?.stop());
 
 /** A request for the BOOL identity model with COUNT packed bools, all true but the last. */
 function boolsRequest(shape: number[]): Buffer {
@@ -49,7 +30,7 @@ function boolsRequest(shape: number[]): Buffer {
 
 async function expectAlive(): Promise<void> {
   // An empty ServerLiveRequest, answered by ServerLiveResponse { live: true }.
-  expect(await client.call('ServerLive', Buffer.alloc(0)), `the server process died:\n${output}`).toEqual(Buffer.from([8, 1]));
+  expect(await client.call('ServerLive', Buffer.alloc(0)), `the server process died:\n${child.output()}`).toEqual(Buffer.from([8, 1]));
 }
 
 describe(`a gRPC server with a ${HEAP_MIB} MiB heap`, () => {
@@ -62,6 +43,14 @@ describe(`a gRPC server with a ${HEAP_MIB} MiB heap`, () => {
     const emptyOutputs = Buffer.alloc(COUNT);
     for (let i = 0; i < COUNT; i += 2) emptyOutputs[i] = (6 << 3) | 2; // outputs {}, a tag and a length of 0
     await expectStatus(client.call('ModelInfer', emptyOutputs), status.INVALID_ARGUMENT, /more than 100000 inputs, outputs/);
+    await expectAlive();
+  });
+
+  it("refuses Triton's 10,485,760 one-byte bytes_contents from the shape, past this heap's BYTES budget, and lives", async () => {
+    const count = 10_485_760;
+    const element = Buffer.concat([tag(8, 2), Buffer.from([1]), Buffer.from('A')]);
+    const request = requestWithContents('strings', { name: 'IN', datatype: 'BYTES', shape: [count] }, [Buffer.alloc(count * element.length, element)]);
+    await expectStatus(client.call('ModelInfer', request), status.INVALID_ARGUMENT, /^input 'IN': BYTES of shape \[10485760\] brings the request to 10485760 BYTES elements, more than the \d+ a request may carry \(.* a third of the heap limit\)$/);
     await expectAlive();
   });
 

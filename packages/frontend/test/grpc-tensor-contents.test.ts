@@ -65,7 +65,7 @@ describe('typed contents read from the wire', () => {
   it.each(CASES.flatMap(([datatype, field, sent, expected]) => [true, false].map((packed) => [datatype, field, packed, sent, expected] as const)))(
     'reads %s from %s (packed: %s) into its typed array',
     (datatype, field, packed, sent, expected) => {
-      const tensor = tensorFromContents('IN', datatype, [3], encode(field, sent, packed));
+      const tensor = tensorFromContents('m', 'IN', datatype, [3], encode(field, sent, packed));
       expect(ArrayBuffer.isView(tensor.data)).toBe(true);
       expect(Array.from(tensor.data as ArrayLike<unknown>)).toEqual(expected);
     },
@@ -74,30 +74,30 @@ describe('typed contents read from the wire', () => {
   it('joins runs of one field, packed and not, and skips unknown fields', () => {
     const unknown = protobuf.Writer.create().uint32((20 << 3) | 0).uint32(7).uint32((21 << 3) | 2).bytes(Buffer.from('skip')).finish();
     const contents = Buffer.concat([encode('int_contents', [1, 2], true), unknown, encode('int_contents', [3], false), encode('int_contents', [4, 5], true)]);
-    expect(Array.from(tensorFromContents('IN', 'INT32', [5], contents).data as Int32Array)).toEqual([1, 2, 3, 4, 5]);
+    expect(Array.from(tensorFromContents('m', 'IN', 'INT32', [5], contents).data as Int32Array)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('keeps BYTES elements as views of the message', () => {
     const contents = protobuf.Writer.create().uint32((8 << 3) | 2).bytes(Buffer.from('ab')).uint32((8 << 3) | 2).bytes(Buffer.alloc(0)).finish();
-    const tensor = tensorFromContents('IN', 'BYTES', [2], contents);
+    const tensor = tensorFromContents('m', 'IN', 'BYTES', [2], contents);
     expect((tensor.data as Uint8Array[]).map((e) => Buffer.from(e).toString())).toEqual(['ab', '']);
     expect((tensor.data as Uint8Array[])[0]!.buffer).toBe(contents.buffer);
   });
 
   it('takes empty contents for a shape with no elements', () => {
-    expect((tensorFromContents('IN', 'FP32', [0, 3], new Uint8Array(0)).data as Float32Array).length).toBe(0);
+    expect((tensorFromContents('m', 'IN', 'FP32', [0, 3], new Uint8Array(0)).data as Float32Array).length).toBe(0);
   });
 
   it('refuses a count that disagrees with the shape, naming the input and field', () => {
-    expect(refusal(() => tensorFromContents('IN', 'BOOL', [2, 2], encode('bool_contents', [1, 0, 1, 0, 1], true)))).toBe("input 'IN': expected 4 elements for shape [2,2], got 5 in bool_contents");
-    expect(refusal(() => tensorFromContents('IN', 'FP32', [4], new Uint8Array(0)))).toBe("input 'IN': expected 4 elements for shape [4], got 0");
+    expect(refusal(() => tensorFromContents('m', 'IN', 'BOOL', [2, 2], encode('bool_contents', [1, 0, 1, 0, 1], true)))).toBe("input 'IN': expected 4 elements for shape [2,2], got 5 in bool_contents");
+    expect(refusal(() => tensorFromContents('m', 'IN', 'FP32', [4], new Uint8Array(0)))).toBe("input 'IN': expected 4 elements for shape [4], got 0");
   });
 
   it('refuses a varint longer than 10 bytes, packed or not (protobuf allows 10, as for a negative int32)', () => {
     const elevenBytes = [...Array<number>(10).fill(0xff), 0x01];
     const why = "input 'IN': contents are malformed: a varint runs past 10 bytes";
-    expect(refusal(() => tensorFromContents('IN', 'INT32', [1], Uint8Array.from([(2 << 3) | 2, 11, ...elevenBytes])))).toBe(why);
-    expect(refusal(() => tensorFromContents('IN', 'INT32', [1], Uint8Array.from([(2 << 3) | 0, ...elevenBytes])))).toBe(why);
+    expect(refusal(() => tensorFromContents('m', 'IN', 'INT32', [1], Uint8Array.from([(2 << 3) | 2, 11, ...elevenBytes])))).toBe(why);
+    expect(refusal(() => tensorFromContents('m', 'IN', 'INT32', [1], Uint8Array.from([(2 << 3) | 0, ...elevenBytes])))).toBe(why);
   });
 
   it.each([
@@ -109,6 +109,6 @@ describe('typed contents read from the wire', () => {
     ['bytes_contents as a varint', [(8 << 3) | 0, 1], 'bytes_contents comes with wire type 0'],
     ['an unknown group', [(9 << 3) | 3], 'wire type 3 is not expected here'],
   ])('refuses %s as malformed', (_case, bytes, why) => {
-    expect(refusal(() => tensorFromContents('IN', 'FP32', [1], Uint8Array.from(bytes)))).toBe(`input 'IN': contents are malformed: ${why}`);
+    expect(refusal(() => tensorFromContents('m', 'IN', 'FP32', [1], Uint8Array.from(bytes)))).toBe(`input 'IN': contents are malformed: ${why}`);
   });
 });

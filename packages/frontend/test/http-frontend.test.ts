@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { InferenceServer } from '@tritium/core';
+import { InferenceServer, type Backend } from '@tritium/core';
 import { startHttpFrontend } from '@tritium/frontend';
 import { TempRepository, testConfig } from '../../core/test/helpers/repository.js';
 import { newProbe, sleep, testBackend } from '../../core/test/helpers/test-backend.js';
@@ -34,7 +34,7 @@ describe('HTTP frontend: health, metadata, configuration, statistics', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
     const metadata = (await res.json()) as { name: string; version: string; extensions: string[] };
-    expect(metadata.name).toBe('tritium');
+    expect(metadata.name).toBe('triton');
     expect(metadata.version).toBe(fx.server.metadata().version);
     expect(metadata.extensions).toEqual(expect.arrayContaining(['binary_tensor_data', 'classification', 'sequence', 'model_repository', 'system_shared_memory', 'statistics']));
     expect(metadata.extensions).not.toContain('cuda_shared_memory');
@@ -55,12 +55,28 @@ describe('HTTP frontend: health, metadata, configuration, statistics', () => {
     expect(await (await fetch(`${fx.url}/v2/models/add/versions/1`)).json()).toEqual(expected);
   });
 
-  it('answers model readiness with 200, and 400 with a reason for a version that is not served', async () => {
+  it("answers a served version whose instance is not ready with 400 and Triton's words", async () => {
+    const unready: Backend = {
+      name: 'unready',
+      defaultModelFilename: 'model.test',
+      createModel: async () => ({ createInstance: async () => ({ execute: async () => [], isReady: async () => false }) }),
+    };
+    const own = await startHttpFixture({ m: { config: 'backend: "unready"\ninput { name: "I" data_type: TYPE_FP32 dims: [ 1 ] }\noutput { name: "O" data_type: TYPE_FP32 dims: [ 1 ] }' } }, { backends: [unready] });
+    try {
+      const res = await fetch(`${own.url}/v2/models/m/ready`);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: 'Model version not ready' });
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it("answers model readiness with 200, and a version that cannot be found with the server's error for it, as Triton does", async () => {
     expect((await fetch(`${fx.url}/v2/models/simple/ready`)).status).toBe(200);
     expect((await fetch(`${fx.url}/v2/models/simple/versions/1/ready`)).status).toBe(200);
     const res = await fetch(`${fx.url}/v2/models/simple/versions/7/ready`);
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: "model 'simple' version 7 is not ready" });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: string }).error).toContain("'simple' version 7");
   });
 
   it("gives a model's configuration as Triton's JSON", async () => {
@@ -152,7 +168,11 @@ describe('HTTP frontend: model repository extension', () => {
     expect(await index({ ready: true })).toEqual([{ name: 'simple', version: '1', state: 'READY', reason: 'test backend (identity), version 1' }]);
     const bad = await fetch(`${fx.url}/v2/repository/index`, json({ ready: 'yes' }));
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ error: `the index request: 'ready' must be a boolean, got the string "yes"` });
+    expect(await bad.json()).toEqual({ error: "Invalid value for 'ready': expected a boolean" });
+    // Nested past the depth limit, as Triton's test_repository_index_deeply_nested_json sends it: still only not a boolean.
+    const deep = await fetch(`${fx.url}/v2/repository/index`, { method: 'POST', body: `{"ready":${'['.repeat(250_000)}true${']'.repeat(250_000)}}` });
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toEqual({ error: "Invalid value for 'ready': expected a boolean" });
   });
 
   it('loads and unloads models, with a config override passed as a JSON string', async () => {
@@ -174,7 +194,7 @@ describe('HTTP frontend: model repository extension', () => {
 
     const unload = await fetch(`${fx.url}/v2/repository/models/add/unload`, { method: 'POST' });
     expect(unload.status).toBe(200);
-    expect((await fetch(`${fx.url}/v2/models/add/ready`)).status).toBe(400);
+    expect((await fetch(`${fx.url}/v2/models/add/ready`)).status).not.toBe(200);
   });
 
   it('loads back the configuration it gives: GET .../config, then that text as the config of a load', async () => {
@@ -189,13 +209,15 @@ describe('HTTP frontend: model repository extension', () => {
 
   it('refuses bad load and unload requests, saying why', async () => {
     const cases: Array<[string, unknown, number, string]> = [
-      ['load', { parameters: { config: '{not json' } }, 400, "load parameter 'config' is not JSON"],
-      ['load', { parameters: { config: '[1]' } }, 400, "load parameter 'config' does not fit a ModelConfig: config must be a JSON object, got an array"],
-      ['load', { parameters: { config: '{"constructor": {}}' } }, 400, "load parameter 'config': config has no field 'constructor'"],
+      // An override the load cannot read fails it as Triton's does: 500, its words first.
+      ['load', { parameters: { config: '{not json' } }, 500, "failed to load 'simple', failed to poll from model repository: Invalid config override: load parameter 'config' is not JSON"],
+      ['load', { parameters: { config: '[1]' } }, 500, "Invalid config override: load parameter 'config' does not fit a ModelConfig: config must be a JSON object, got an array"],
+      ['load', { parameters: { config: '{"constructor": {}}' } }, 500, "Invalid config override: load parameter 'config': config has no field 'constructor'"],
       ['load', { parameters: { config: 7 } }, 400, "load parameter 'config' must be a string, got number 7"],
-      ['load', { parameters: { 'file:1/model.test': 'AAAA' } }, 501, "load parameter 'file:1/model.test': model files cannot be sent with a load request"],
+      ['load', { parameters: { 'file:1/model.test': 'AAAA' } }, 500, "failed to load 'simple', failed to poll from model repository: Load parameter 'config' must be specified for model file override"],
+      ['load', { parameters: { config: '{}', 'file:1/model.test': 'not base64!' } }, 400, "load parameter 'file:1/model.test' must be base64 text"],
       ['load', { parameters: { colour: 'blue' } }, 400, "unknown load parameter 'colour'"],
-      ['load', { parameters: { config: JSON.stringify({ max_batch_size: 'many' }) } }, 400, 'config.max_batch_size must be an integer'],
+      ['load', { parameters: { config: JSON.stringify({ max_batch_size: 'many' }) } }, 500, 'config.max_batch_size must be an integer'],
       ['unload', { parameters: { unload_dependents: true } }, 501, "'unload_dependents' is not supported"],
       ['unload', { parameters: { unload_dependents: 1 } }, 400, "'unload_dependents' must be a boolean"],
     ];
@@ -208,8 +230,10 @@ describe('HTTP frontend: model repository extension', () => {
     expect(named.status).toBe(501);
     expect(await named.json()).toEqual({ error: "'repository_name' specification is not supported" });
     const missing = await fetch(`${fx.url}/v2/repository/models/ghost/load`, { method: 'POST' });
-    expect(missing.status).not.toBe(200);
-    expect(((await missing.json()) as { error: string }).error).toContain('ghost');
+    expect(missing.status).toBe(500);
+    expect(((await missing.json()) as { error: string }).error).toBe(
+      "failed to load 'ghost', failed to poll from model repository: model 'ghost' is not in the model repository",
+    );
     expect((await fetch(`${fx.url}/v2/models/simple/ready`)).status).toBe(200);
   });
 });

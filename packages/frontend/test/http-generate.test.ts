@@ -62,7 +62,6 @@ describe('HTTP generate extension', () => {
       [{ text_input: ['a', 'b', 'c', 'd', 'e'] }, "model 'text': input 'text_input' has batch size 5, the model accepts 1 to 4"],
       [{ text_input: 'a', options: { deep: true } }, "parameter 'options' has invalid type"],
       [{ text_input: 'a', triton_secret: 1 }, "parameter keys starting with 'triton_' are reserved"],
-      [{ text_input: 7 }, "input 'text_input': BYTES element 0 must be a string or Uint8Array, got number"],
       [{ id: 5, text_input: 'a' }, "'id' must be a string"],
     ];
     for (const [body, message] of cases) {
@@ -111,6 +110,34 @@ describe('HTTP generate extension', () => {
     expect(await empty.text()).toBe('');
   });
 
+  it("refuses values of the wrong JSON kind, a bad 'parameters' and an input given twice in Triton's words", async () => {
+    const postText = (body: string) => fetch(`${fx.url}/v2/models/text/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const cases: Array<[string, number, string]> = [
+      ['{"text_input": 7}', 500, "attempt to access JSON non-string as string: input 'text_input' element 0 is number 7"],
+      ['{"text_input": {"USER": "a"}}', 500, 'attempt to access JSON non-string as string'],
+      ['{"text_input": "a", "parameters": 1}', 500, "Expected JSON object for keyword: 'parameters': attempt to access JSON non-object as object"],
+      ['{"text_input": "a", "parameters": {"nested": {"twice": 1}}}', 400, "Converting keyword: 'parameters': parameter 'nested' has invalid type. It should be either 'int', 'bool', or 'string'."],
+      ['{"text_input": "a", "PARAMS": {"P": 0}}', 400, "parameter 'PARAMS' has invalid type. It should be either 'int', 'bool', or 'string'."],
+      // Triton's test_duplicate_inputs: the first duplicate in document order.
+      ['{"text_input": "a", "x": 1, "text_input": "b"}', 400, "input 'text_input' already exists in request"],
+      ['{"text_input": "a", "parameters": {"text_input": "b"}}', 400, "input 'text_input' already exists in request"],
+      ['{"parameters": {"text_input": "a", "text_input": "b"}}', 400, "input 'text_input' already exists in request"],
+      // A duplicate that is not an input, which Triton takes (the first), is refused.
+      ['{"text_input": "a", "x": 1, "x": 2}', 400, "failed to parse the generate request JSON: duplicate key 'x' at byte"],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await postText(body);
+      expect(res.status, body).toBe(status);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(((await res.json()) as { error: string }).error, body).toContain(message);
+    }
+    const notInteger = await post('/v2/models/repeat/generate_stream', { IN: 'x' });
+    expect(notInteger.status).toBe(500);
+    expect(((await notInteger.json()) as { error: string }).error).toBe(
+      'Unable to parse \'data\': attempt to access JSON non-signed-integer as signed-integer: input \'IN\' element 0 is the string "x"',
+    );
+  });
+
   it('says which response the model sent as its last, and sends the empty final response only when none was', async () => {
     const withLast = await post('/v2/models/repeat/generate_stream', { IN: 2, count: 2, final_with_last: true, triton_enable_empty_final_response: true });
     expect(await events(withLast)).toEqual([
@@ -122,7 +149,7 @@ describe('HTTP generate extension', () => {
     expect(await events(single)).toEqual([{ model_name: 'simple', model_version: '1', OUTPUT0: [1, 2, 3, 4], triton_final_response: true }]);
   });
 
-  it('sends an error that comes after the first response as an error event, and a refusal as a JSON error', async () => {
+  it('sends a model error as an error event, under the 200 after a response or with its own status as the first, and a refusal as a JSON error', async () => {
     const res = await post('/v2/models/failing/generate_stream', { IN: 5 });
     expect(res.status).toBe(200);
     const received = await events(res);
@@ -130,10 +157,17 @@ describe('HTTP generate extension', () => {
     expect(received[2]).toEqual({ error: expect.stringContaining(STREAM_FAILURE) });
     expect(received).toHaveLength(3);
 
-    const refused = await post('/v2/models/repeat/generate_stream', { IN: 'x' });
+    // Refused before the model runs (core's check of the batch size): a JSON error.
+    const refused = await post('/v2/models/text/generate_stream', { text_input: ['a', 'b', 'c', 'd', 'e'] });
     expect(refused.status).toBe(400);
     expect(refused.headers.get('content-type')).toBe('application/json');
-    expect(((await refused.json()) as { error: string }).error).toContain("input 'IN'");
+    expect(((await refused.json()) as { error: string }).error).toContain('has batch size 5');
+
+    // The model's error as the first answer: an event, under the error's status.
+    const failedFirst = await post('/v2/models/simple/generate_stream', { INPUT0: [1, 2, 3, 4], fail: 'at once' });
+    expect(failedFirst.status).toBe(500);
+    expect(failedFirst.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(await events(failedFirst)).toEqual([{ error: expect.stringContaining('asked to fail: at once') }]);
   });
 
   it('cancels a stream whose client disconnects', async () => {

@@ -122,4 +122,24 @@ describe('parseJson', () => {
     expect(value.data.length).toBe(JSON_SLICE_BYTES + 1);
     expect(turns).toBeGreaterThanOrEqual(3);
   });
+  it('refuses a key its object already has, or gives the caller the say, knowing where the object is', async () => {
+    await expect(parse('{"a": 1, "b": {"c": 1, "c": 2}}')).rejects.toThrow(new JsonParseError("duplicate key 'c' at byte 22"));
+    await expect(parse('{"a": 1, "a": 1}')).rejects.toThrow("duplicate key 'a'");
+    expect(await parse('[{"a": 1}, {"a": 2}]')).toEqual([{ a: 1 }, { a: 2 }]);
+    const seen: unknown[] = [];
+    const duplicateKey = (key: string, where: { depth: number; parentKey: string | undefined }) => (seen.push([key, where]), key === 'mine' ? new Error('mine twice') : undefined);
+    await expect(parseJson(Buffer.from('{"p": {"mine": 1, "mine": 2}}'), { duplicateKey })).rejects.toThrow('mine twice');
+    await expect(parseJson(Buffer.from('[{"x": 1, "x": 2}]'), { duplicateKey })).rejects.toThrow(JsonParseError);
+    expect(seen).toEqual([
+      ['mine', { depth: 1, parentKey: 'p' }],
+      ['x', { depth: 1, parentKey: undefined }],
+    ]);
+  });
+
+  it('lets the caller word nesting beyond the limit by the top-level member it is in', async () => {
+    const tooDeep = (key: string | undefined) => (key === 'ready' ? new Error('ready is no boolean') : undefined);
+    const deep = `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`;
+    await expect(parseJson(Buffer.from(`{"ready": ${deep}}`), { tooDeep })).rejects.toThrow('ready is no boolean');
+    await expect(parseJson(Buffer.from(`{"other": ${deep}}`), { tooDeep })).rejects.toThrow('JSON nesting depth exceeds maximum allowed limit (100)');
+  });
 });

@@ -35,7 +35,6 @@ describe('jsonTensorData', () => {
       ['INT8', [-129]],
       ['UINT64', [3, -1]],
       ['INT64', [2 ** 53]],
-      ['BOOL', [0, 2]],
     ];
     for (const [datatype, values] of cases) {
       let expected = '';
@@ -48,22 +47,24 @@ describe('jsonTensorData', () => {
     }
   });
 
-  it('hands core only the first of booleans or numbers the datatype does not take, which core refuses as it would the whole array', async () => {
+  it("refuses an element of the wrong JSON kind in Triton's words, without building an array of numbers or booleans", async () => {
     const toArray = vi.spyOn(FlatTensorValues.prototype, 'toArray');
-    const cases: Array<[DataType, unknown[]]> = [
-      ['FP32', [true, false]],
-      ['INT8', [false]],
-      ['BYTES', [1, 2.5]],
+    const cases: Array<[DataType, unknown[], string]> = [
+      ['FP32', [true, false], "Unable to parse 'data': attempt to access JSON non-number as double: input 'X' element 0 is boolean true"],
+      ['INT8', [false], "Unable to parse 'data': attempt to access JSON non-signed-integer as signed-integer: input 'X' element 0 is boolean false"],
+      ['BYTES', [1, 2.5], "attempt to access JSON non-string as string: input 'X' element 0 is number 1"],
     ];
-    for (const [datatype, values] of cases) {
-      const whole = () => toTensor('X', { datatype, shape: [values.length], data: values as number[] });
-      const given = await convert(datatype, values);
-      expect(() => toTensor('X', { datatype, shape: [values.length], data: given }), datatype).toThrow(
-        expect.objectContaining({ code: 'INVALID_ARG', message: messageOf(whole) }),
-      );
+    for (const [datatype, values, message] of cases) {
+      await expect(convert(datatype, values), datatype).rejects.toThrow(expect.objectContaining({ code: 'INTERNAL', message }));
     }
     expect(toArray).not.toHaveBeenCalled();
     toArray.mockRestore();
+    await expect(convert('UINT8', [1, 'x'])).rejects.toThrow(`Unable to parse 'data': attempt to access JSON non-unsigned-integer as unsigned-integer: input 'X' element 1 is the string "x"`);
+    // A number other than 0 and 1 for BOOL, as generate's {"STREAM": 123} gives one (Triton's generate_endpoint_test).
+    await expect(convert('BOOL', [0, 2])).rejects.toThrow(
+      expect.objectContaining({ code: 'INTERNAL', message: "Unable to parse 'data': attempt to access JSON non-boolean as boolean: input 'X' element 1 is 2 (0 and 1 are taken too)" }),
+    );
+    await expect(convert('BOOL', [true, 'false'])).rejects.toThrow("attempt to access JSON non-boolean as boolean: input 'X' element 1 is the string \"false\"");
   });
 
   it('passes strings, bigints and mixed elements to core as a plain array, bigints as doubles for a float tensor', async () => {

@@ -169,7 +169,7 @@ describe('gRPC frontend with restricted protocols', () => {
     await expectStatus(client.check(), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-h'");
     await expectStatus(client.call('ServerReady'), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-h'");
     expect(await callWith(client.health, 'Check', { service: '' }, { 'triton-grpc-protocol-h': 'v' })).toEqual({ status: 'SERVING' });
-    expect((await client.call('ServerMetadata')).name).toBe('tritium');
+    expect((await client.call('ServerMetadata')).name).toBe('triton');
   });
 
   it('gives every rpc of both services a category', () => {

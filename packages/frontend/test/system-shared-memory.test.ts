@@ -75,29 +75,39 @@ describe('SystemSharedMemory', () => {
     expect(memory.status()).toEqual([{ name: 'r', key, offset: 16, byteSize: 32 }]);
   });
 
-  it('names what is wrong with a registration', () => {
+  it("names what is wrong with a registration, in Triton's words and codes, any detail of ours after them", () => {
     const memory = registry();
     const key = shmFile(8);
-    expect(() => memory.register('r', '/no-such-key-tritium', 0, 8)).toThrow(/unable to open shared memory region 'r' \(key '\/no-such-key-tritium'\)/);
-    expect(() => memory.register('r', '/../etc/passwd', 0, 8)).toThrow(/is not a POSIX shared-memory name/);
-    expect(() => memory.register('r', key, 4, 8)).toThrow(/offset 4 \+ byte_size 8 exceeds the 8 bytes of key/);
-    // The Python backend's regions of this process, and the prefix Triton reserves.
-    expect(() => memory.register('r', `/tritium-${process.pid}-abc-n1`, 0, 8)).toThrow(/keys starting 'tritium-\d+-' are the server's own/);
-    expect(() => memory.register('r', 'triton_python_backend_shm_region_1', 0, 8)).toThrow(/are the server's own/);
+    const refusal = (code: string, message: RegExp) => expect.objectContaining({ code, message: expect.stringMatching(message) });
+    expect(() => memory.register('r', '/no-such-key-tritium', 0, 8)).toThrow(refusal('INTERNAL', /^Unable to open shared memory region: '\/no-such-key-tritium': ENOENT/));
+    for (const slashes of ['/', '///']) {
+      expect(() => memory.register('r', slashes, 0, 8)).toThrow(refusal('INVALID_ARG', new RegExp(`^cannot register shared memory region 'r' - invalid shm key '${slashes}'$`)));
+    }
+    expect(() => memory.register('r', '/../etc/passwd', 0, 8)).toThrow(refusal('INVALID_ARG', /^cannot register shared memory region 'r' - invalid shm key '\/..\/etc\/passwd': not a POSIX shared-memory name/));
+    expect(() => memory.register('r', key, 4, 8)).toThrow(refusal('INVALID_ARG', /^failed to register shared memory region 'r': invalid args \(offset 4 \+ byte_size 8 exceeds the 8 bytes of key/));
+    // The prefix Triton reserves, whatever the slashes before it, and the Python backend's regions of this process.
+    for (const reserved of ['triton_python_backend_shm_region__k', '/triton_python_backend_shm_region__k', '///triton_python_backend_shm_region__k']) {
+      expect(() => memory.register('r', reserved, 0, 8)).toThrow(
+        refusal('INVALID_ARG', new RegExp(`^cannot register shared memory region 'r' with key '${reserved}' as the key contains the reserved prefix 'triton_python_backend_shm_region_'$`)),
+      );
+    }
+    expect(() => memory.register('r', `/tritium-${process.pid}-abc-n1`, 0, 8)).toThrow(/as the key contains the reserved prefix 'tritium-\d+-'/);
     memory.register('r', key, 0, 8);
-    expect(() => memory.register('r', key, 0, 8)).toThrow(expect.objectContaining({ code: 'ALREADY_EXISTS' }));
+    expect(() => memory.register('r', key, 0, 8)).toThrow(refusal('ALREADY_EXISTS', /^shared memory region 'r' already in manager$/));
   });
 
   it('refuses reads and writes outside the region and after unregister', () => {
     const memory = registry();
     memory.register('r', shmFile(8), 0, 8);
     const regions = request(memory);
-    expect(() => regions.read({ region: 'r', offset: 4, byteSize: 8 })).toThrow(/offset 4 \+ byte_size 8 is outside its 8 bytes/);
+    expect(() => regions.read({ region: 'r', offset: 4, byteSize: 8 })).toThrow(/^Invalid offset \+ byte size for shared memory region: 'r' \(offset 4, byte_size 8, of its 8 bytes\)$/);
+    // As Triton: the offset must lie inside the region, even for no bytes.
+    expect(() => regions.read({ region: 'r', offset: 8, byteSize: 0 })).toThrow(/^Invalid offset for shared memory region: 'r'/);
     expect(() => regions.write({ region: 'r', offset: 0, byteSize: 2 }, new Uint8Array(4))).toThrow(/needs 4 bytes, only 2 were given/);
     memory.unregister('r');
     memory.unregister('never-registered');
-    expect(() => request(memory).read({ region: 'r', offset: 0, byteSize: 1 })).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
-    expect(() => memory.status('r')).toThrow(/unable to find system shared memory region: 'r'/);
+    expect(() => request(memory).read({ region: 'r', offset: 0, byteSize: 1 })).toThrow(expect.objectContaining({ code: 'NOT_FOUND', message: "Unable to find shared memory region: 'r'" }));
+    expect(() => memory.status('r')).toThrow(expect.objectContaining({ code: 'NOT_FOUND', message: "Unable to find system shared memory region: 'r'" }));
   });
 
   it('refuses a symbolic link in /dev/shm, reading and writing nothing through it', () => {
@@ -105,7 +115,7 @@ describe('SystemSharedMemory', () => {
     const secret = victimFile('root:x:0:0');
     const { key, path } = newKey();
     symlinkSync(secret, path);
-    expect(() => memory.register('r', key, 0, 4)).toThrow(/unable to open shared memory region 'r' \(key '.*'\): it is a symbolic link/);
+    expect(() => memory.register('r', key, 0, 4)).toThrow(/^Unable to open shared memory region: '.*': it is a symbolic link$/);
     expect(memory.status()).toEqual([]);
     expect(readFileSync(secret, 'utf8')).toBe('root:x:0:0');
   });

@@ -76,7 +76,7 @@ export interface BackendModel {
 }
 
 export interface InstanceContext {
-  /** Triton's instance name: the group's name, with `_<index>` when the group has several instances. */
+  /** Triton's instance name: `<group>_<index>` (the first instance of group `m_0` is `m_0_0`). */
   readonly name: string;
   readonly kind: string;
   /** The device id for GPU instances; undefined on CPU. */

@@ -10,6 +10,7 @@ import { InferenceError } from '../errors.js';
 import { readConfigText, type ModelSource } from '../repository/model-repository.js';
 import { selectVersions } from '../repository/version-policy.js';
 import { ENSEMBLE_BACKEND } from '../scheduling/ensemble-scheduler.js';
+import type { LoadModelOptions } from '../types.js';
 import { pathInside } from './path-inside.js';
 
 export interface ResolvedModel {
@@ -30,7 +31,7 @@ export interface ResolvedModel {
  */
 export async function resolveModel(
   source: ModelSource,
-  override: ModelConfig | string | undefined,
+  override: ConfigOverride | undefined,
   registry: BackendRegistry,
   limits: ValidationLimits,
 ): Promise<ResolvedModel> {
@@ -72,11 +73,22 @@ export async function resolveModel(
   return { config: validateModelConfig(config, limits), backend, versions: files, missingVersions: selection.missing };
 }
 
-async function readConfig(source: ModelSource, override: ModelConfig | string | undefined): Promise<ModelConfig> {
-  if (typeof override === 'string') return parseModelConfig(override, `config override for '${source.name}'`);
-  if (override !== undefined) return override;
-  if (!source.configPath) return { name: source.name };
-  return parseModelConfig(await readConfigText(source.configPath), source.configPath);
+/** A config replacing config.pbtxt for one load (LoadModelOptions.config). */
+export type ConfigOverride = NonNullable<LoadModelOptions['config']>;
+
+async function readConfig(source: ModelSource, override: ConfigOverride | undefined): Promise<ModelConfig> {
+  if (override === undefined) {
+    if (!source.configPath) return { name: source.name };
+    return parseModelConfig(await readConfigText(source.configPath), source.configPath);
+  }
+  try {
+    if (typeof override === 'string') return parseModelConfig(override, `config override for '${source.name}'`);
+    return typeof override === 'function' ? override() : override;
+  } catch (error) {
+    // Triton's words for an override it cannot read; the reason follows.
+    const failure = InferenceError.from(error, 'INVALID_ARG');
+    throw new InferenceError(failure.code, `Invalid config override: ${failure.message}`, { cause: error });
+  }
 }
 
 async function modelFiles(source: ModelSource, filename: string, version: number): Promise<ModelFiles> {

@@ -5,8 +5,8 @@ import { InferenceError } from '../errors.js';
 /**
  * Every instance of every instance group, as Triton makes them: `count` per group, and
  * for KIND_GPU `count` on each of the group's GPUs (every GPU the backend finds when the
- * group lists none). Names are the group's, suffixed `_<index>` when the group has
- * several per device. GPU groups need a backend that runs on GPUs (`gpuCount`). More
+ * group lists none). Names are `<group>_<index>`, whatever the count, as Triton's
+ * backend_model.cc names them. GPU groups need a backend that runs on GPUs (`gpuCount`). More
  * than `maxInstances` in all is INVALID_ARG, checked before any instance is listed.
  */
 export function modelInstances(backend: Backend, context: ModelContext, maxInstances: number): Omit<InstanceContext, 'health'>[] {
@@ -16,7 +16,7 @@ export function modelInstances(backend: Backend, context: ModelContext, maxInsta
   }));
   checkInstanceCount(context.name, groups.map(({ group, devices }) => ({ name: group.name, instances: group.count * devices.length })), maxInstances);
   return groups.flatMap(({ group, devices }) => {
-    const names = Array.from({ length: group.count }, (_, i) => (group.count > 1 ? `${group.name}_${i}` : group.name));
+    const names = Array.from({ length: group.count }, (_, i) => `${group.name}_${i}`);
     return devices.flatMap((deviceId) => names.map((name) => (deviceId === undefined ? { name, kind: group.kind } : { name, kind: group.kind, deviceId })));
   });
 }

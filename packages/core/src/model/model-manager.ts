@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { BackendRegistry } from '../backend/registry.js';
-import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
+import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { ModelSource } from '../repository/model-repository.js';
 import type { SequenceOptions } from '../scheduling/inference-request.js';
@@ -8,7 +8,8 @@ import type { ModelServer } from '../backend/backend.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { LatencyObserver } from '../observability/statistics.js';
 import type { InferRequest, Logger, ModelIndexEntry } from '../types.js';
-import { resolveModel } from './model-config-resolver.js';
+import { LoadSlots, lendingServer } from './load-slots.js';
+import { resolveModel, type ConfigOverride } from './model-config-resolver.js';
 import { ModelStates } from './model-states.js';
 import { checkEnsembleMembers, ensembleMembers } from './ensemble-members.js';
 import { checkSequenceOptions } from './sequence-request.js';
@@ -29,6 +30,8 @@ interface ManagedModel {
   queue: Promise<unknown>;
   /** Operations queued or running on this record. */
   pending: number;
+  /** Removes the directory the serving versions were loaded from, when it was written for their load (ModelSource.removeDirectory). */
+  removeDirectory: (() => Promise<void>) | undefined;
 }
 
 export interface ModelManagerOptions {
@@ -43,6 +46,8 @@ export interface ModelManagerOptions {
   readonly responseCache?: ResponseCache;
   /** The most instances one model version may have (ServerOptions.maxInstancesPerModel). */
   readonly maxInstancesPerModel: number;
+  /** How many loads run at once (ServerOptions.modelLoadThreadCount). */
+  readonly loadThreadCount: number;
 }
 
 /**
@@ -53,30 +58,32 @@ export interface ModelManagerOptions {
  */
 export class ModelManager {
   private readonly models = new Map<string, ManagedModel>();
-  /** Versions draining and finalizing; stop() waits for them all. */
+  /** Versions draining and finalizing, and directories written for their loads being removed after; stop() waits for them all. */
   private readonly retiring = new Set<Promise<void>>();
   private closed = false;
   /** Ensembles waiting for their models' loads now, with the models each uses: a cycle is refused instead of waited on forever. */
   private readonly ensemblesLoading = new Map<string, readonly string[]>();
   /** Set by stop(): every version drains against this one deadline from then on. */
   private stopDeadline: number | undefined;
+  private readonly slots: LoadSlots;
 
   constructor(
     private readonly registry: BackendRegistry,
     private readonly options: ModelManagerOptions,
-  ) {}
+  ) {
+    this.slots = new LoadSlots(options.loadThreadCount);
+  }
 
-  /** The version to run a request on; NOT_FOUND or UNAVAILABLE when there is none. */
+  /** The version to run a request on; otherwise Triton's NOT_FOUND or UNAVAILABLE, with the reason after. */
   serving(name: string, version?: number): ServedModelVersion {
     const model = this.models.get(name);
     const served = version === undefined ? model?.latest : model?.serving.get(version);
     if (served) return served;
-    const what = version === undefined ? `model '${name}'` : `model '${name}' version ${version}`;
-    if (!model || (version !== undefined && !model.states.has(version))) {
-      throw new InferenceError('NOT_FOUND', `${what} is not found`);
-    }
-    const state = version === undefined ? model.states.forLatest() : model.states.get(version);
-    throw new InferenceError('UNAVAILABLE', `${what} is not ready${state?.reason ? `: ${state.reason}` : ''}`);
+    const unknown = `Request for unknown model: '${name}'`;
+    if (!model) throw new InferenceError('NOT_FOUND', `${unknown} is not found`);
+    if (version === undefined) throw new InferenceError('NOT_FOUND', `${unknown} has no available versions${because(model.states.forLatest())}`);
+    if (!model.states.has(version)) throw new InferenceError('NOT_FOUND', `${unknown} version ${version} is not found`);
+    throw new InferenceError('UNAVAILABLE', `${unknown} version ${version} is not at ready state${because(model.states.get(version))}`);
   }
 
   /**
@@ -151,12 +158,13 @@ export class ModelManager {
         await this.models.get(member)?.queue;
       }
       checkEnsembleMembers(name, config, (member, version) => {
-        try {
-          return this.serving(member, version).context.config;
-        } catch (error) {
-          const failure = InferenceError.from(error);
-          throw new InferenceError(failure.code, `ensemble '${name}': a step uses ${failure.message}`);
-        }
+        const model = this.models.get(member);
+        const served = version === undefined ? model?.latest : model?.serving.get(version);
+        if (served) return served.context.config;
+        // Triton's words; why the model does not serve follows.
+        if (model?.latest) throw new InferenceError('INVALID_ARG', `ensemble '${name}' depends on '${member}' whose required version ${version} is not loaded`);
+        const why = model ? because(model.states.forLatest()) : ': it is not in the model repository';
+        throw new InferenceError('INVALID_ARG', `ensemble '${name}' depends on '${member}' which has no loaded version${why}`);
       });
     } finally {
       this.ensemblesLoading.delete(name);
@@ -187,8 +195,12 @@ export class ModelManager {
   /**
    * Loads or reloads one model. `locate` finds its directory when the load's turn
    * comes, so loads and unloads of a model happen in the order they were asked for.
+   * Failures read as Triton's, the reason after: INTERNAL `failed to load '<m>', failed to
+   * poll from model repository` when the model cannot be found or its config read or
+   * accepted; INVALID_ARG `load failed for model '<m>': ...` when an ensemble's models do
+   * not serve or a version fails to build.
    */
-  load(name: string, locate: () => Promise<ModelSource>, override?: ModelConfig | string): Promise<void> {
+  load(name: string, locate: () => Promise<ModelSource>, override?: ConfigOverride): Promise<void> {
     return this.enqueue(name, async (model) => {
       let source: ModelSource;
       try {
@@ -198,9 +210,13 @@ export class ModelManager {
         // A name the repository never had leaves no trace in the index.
         if (failure.code === 'NOT_FOUND' && model.states.isEmpty) this.drop(model);
         else this.recordModelFailure(model, failure);
-        throw failure;
+        throw this.pollFailure(name, failure);
       }
-      await this.loadNow(model, source, override);
+      await this.loadNow(model, source, override).catch(async (error: unknown) => {
+        // Nothing loaded from a directory written for this load serves: it goes now.
+        await this.removeWritten(source.removeDirectory);
+        throw error;
+      });
     });
   }
 
@@ -220,8 +236,9 @@ export class ModelManager {
     });
   }
 
+  /** Unloads a model; as in Triton, a name that was never loaded is already unloaded. */
   unload(name: string): Promise<void> {
-    if (!this.models.has(name)) return Promise.reject(new InferenceError('NOT_FOUND', `model '${name}' is not loaded`));
+    if (!this.models.has(name)) return Promise.resolve();
     return this.enqueue(name, (model) => this.retireAll(model));
   }
 
@@ -241,34 +258,37 @@ export class ModelManager {
     await Promise.all([...this.retiring]);
   }
 
-  private async loadNow(model: ManagedModel, source: ModelSource, override?: ModelConfig | string): Promise<void> {
+  private async loadNow(model: ManagedModel, source: ModelSource, override?: ConfigOverride): Promise<void> {
     let resolved;
     try {
-      resolved = await resolveModel(source, override, this.registry, { maxInstancesPerModel: this.options.maxInstancesPerModel });
+      // Auto-complete may start a backend's process (a Python stub): it waits for a slot too.
+      resolved = await this.slots.run(() => resolveModel(source, override, this.registry, { maxInstancesPerModel: this.options.maxInstancesPerModel }));
     } catch (error) {
       const failure = InferenceError.from(error, 'UNAVAILABLE');
       this.recordModelFailure(model, failure);
-      throw failure;
+      throw this.pollFailure(source.name, failure);
     }
     if (resolved.config.ensemble_scheduling) {
       try {
+        // Without a slot: the members' loads may need them all.
         await this.checkEnsemble(source.name, resolved.config);
       } catch (error) {
         const failure = InferenceError.from(error, 'UNAVAILABLE');
         this.recordModelFailure(model, failure);
-        throw failure;
+        throw new InferenceError('INVALID_ARG', `load failed for model '${source.name}': ${failure.message}`, { cause: error });
       }
     }
     for (const files of resolved.versions) {
       if (!model.serving.has(files.version)) model.states.set(files.version, 'LOADING', '');
     }
     const loaded = await Promise.allSettled(
-      resolved.versions.map((files) => ServedModelVersion.load(
-          resolved.backend,
-          { ...files, name: source.name, config: resolved.config, server: this.options.server, logger: this.options.logger },
-          this.options.maxInstancesPerModel,
-          this.options.observerFor?.(source.name, files.version),
-        )),
+      resolved.versions.map((files) => {
+        const turn = this.slots.turn();
+        const server = lendingServer(this.options.server, turn);
+        const context = { ...files, name: source.name, config: resolved.config, server, logger: this.options.logger };
+        const observer = this.options.observerFor?.(source.name, files.version);
+        return turn.run(() => ServedModelVersion.load(resolved.backend, context, this.options.maxInstancesPerModel, observer));
+      }),
     );
     const failures = loaded.flatMap((result, i) =>
       result.status === 'rejected' ? [{ version: resolved.versions[i]!.version, error: InferenceError.from(result.reason, 'UNAVAILABLE') }] : [],
@@ -281,22 +301,31 @@ export class ModelManager {
         if (!model.serving.has(version)) model.states.set(version, 'UNAVAILABLE', 'another version of the model failed to load');
       }
       if (this.closed) throw stopping(source.name);
-      throw failures[0]!.error;
+      const states = failures.map(({ version, error }) => `version ${version} is at UNAVAILABLE state: ${error.message};`);
+      throw new InferenceError('INVALID_ARG', `load failed for model '${source.name}': ${states.join('')}`, { cause: failures[0]!.error });
     }
 
     const cache = this.cacheFor(source.name, resolved.config);
     for (const served of next.values()) served.cache = cache;
     const previous = model.serving;
+    const previousDirectory = model.removeDirectory;
     model.serving = next;
+    model.removeDirectory = source.removeDirectory;
     model.latest = highest(next);
     model.states.keepOnly(new Set([...next.keys(), ...resolved.missingVersions, ...previous.keys()]));
     // Read when asked: a backend's description may change while the version serves (an ONNX model's thread choice).
     for (const [version, served] of next) model.states.set(version, 'READY', () => served.description ?? '', previous.has(version));
     // Retiring first, so that a serving version the policy still names but whose directory is gone ends UNAVAILABLE with that reason.
-    for (const [version, served] of previous) void this.retire(model, served, !next.has(version));
+    void this.removeAfter([...previous].map(([version, served]) => this.retire(model, served, !next.has(version))), previousDirectory);
     for (const version of resolved.missingVersions) {
       model.states.set(version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
     }
+  }
+
+  /** Triton's answer when a model or its config cannot be read (its log line too), with the reason after. */
+  private pollFailure(name: string, failure: InferenceError): InferenceError {
+    this.options.logger.error(`Poll failed for model directory '${name}': ${failure.message}`);
+    return new InferenceError('INTERNAL', `failed to load '${name}', failed to poll from model repository: ${failure.message}`, { cause: failure });
   }
 
   /** A failure before versions were chosen: versions still serving keep READY and show it; with none serving, the model is UNAVAILABLE. */
@@ -317,9 +346,29 @@ export class ModelManager {
 
   private async retireAll(model: ManagedModel): Promise<void> {
     const versions = [...model.serving.values()];
+    const removeDirectory = model.removeDirectory;
     model.serving = new Map();
     model.latest = undefined;
-    await Promise.all(versions.map((served) => this.retire(model, served, true)));
+    model.removeDirectory = undefined;
+    await this.removeAfter(versions.map((served) => this.retire(model, served, true)), removeDirectory);
+  }
+
+  /**
+   * Once `retirements` settle, removes the directory those versions were loaded from when
+   * it was written for their load: a backend may read its files until it is finalized.
+   * stop() waits for the removal too. Never rejects.
+   */
+  private removeAfter(retirements: readonly Promise<void>[], removeDirectory: (() => Promise<void>) | undefined): Promise<void> {
+    const retired = Promise.all(retirements).then(() => {});
+    if (!removeDirectory) return retired;
+    const removal: Promise<void> = retired.then(() => this.removeWritten(removeDirectory)).finally(() => this.retiring.delete(removal));
+    this.retiring.add(removal);
+    return removal;
+  }
+
+  /** Removes a directory written for a load; one that cannot be removed is only logged. */
+  private async removeWritten(removeDirectory: (() => Promise<void>) | undefined): Promise<void> {
+    await removeDirectory?.().catch((error: unknown) => this.options.logger.warn(`cannot remove a model directory written for a load: ${InferenceError.from(error).message}`));
   }
 
   /** Drains and finalizes a version that no longer serves; `gone` when nothing replaces it. Never rejects. */
@@ -350,7 +399,7 @@ export class ModelManager {
     if (this.closed) return Promise.reject(stopping(name));
     let model = this.models.get(name);
     if (!model) {
-      model = { name, serving: new Map(), latest: undefined, draining: new Set(), states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0 };
+      model = { name, serving: new Map(), latest: undefined, draining: new Set(), states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0, removeDirectory: undefined };
       this.models.set(name, model);
     }
     model.pending++;
@@ -375,6 +424,11 @@ function highest(versions: ReadonlyMap<number, ServedModelVersion>): ServedModel
   let best: ServedModelVersion | undefined;
   for (const served of versions.values()) if (!best || served.version > best.version) best = served;
   return best;
+}
+
+/** `: <reason>` of a state that has one. */
+function because(state: { readonly reason: string } | undefined): string {
+  return state?.reason ? `: ${state.reason}` : '';
 }
 
 function stopping(name: string): InferenceError {

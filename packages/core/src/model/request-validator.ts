@@ -83,9 +83,7 @@ export class RequestValidator {
       inputs[name] = spec.reshape ? reshaped(tensor, spec, this.maxBatchSize > 0) : tensor;
       if (!spec.optional) required++;
     }
-    if (required < this.requiredInputs.length) {
-      throw invalid(`missing input ${quoteList(this.requiredInputs.filter((name) => !Object.hasOwn(inputs, name)))}`);
-    }
+    if (required < this.requiredInputs.length) throw invalid(this.missingInputs(Object.keys(inputs)));
     const sequence = checkSequenceOptions(request.sequence);
     this.checkSequenceRequest?.(sequence, batchSize === -1 ? 1 : batchSize);
     return {
@@ -100,6 +98,16 @@ export class RequestValidator {
       signal: request.signal,
       sequence,
     };
+  }
+
+  /** Triton's text (core's infer_request.cc ValidateRequestInputs), clients match on it. */
+  private missingInputs(given: readonly string[]): string {
+    const total = this.inputs.size;
+    const required = this.requiredInputs.length;
+    const expected = total === required ? `expected ${total} inputs` : `expected number of inputs between ${required} and ${total}`;
+    const missing = this.requiredInputs.filter((name) => !given.includes(name));
+    const list = (names: readonly string[]) => `[${names.map((name) => `'${name}'`).join(',')}]`;
+    return `${expected} but got ${given.length} inputs for model '${this.config.name}'. Got input(s) ${list(given)}, but missing required input(s) ${list(missing)}. Please provide all required input(s).`;
   }
 
   /** Returns the input's batch size (1 for a model without batching). */
@@ -117,10 +125,14 @@ export class RequestValidator {
 
   private checkOutputs(requested: readonly string[]): readonly string[] {
     if (!Array.isArray(requested)) throw invalid('`outputs` must be an array of output names');
+    const seen = new Set<string>();
     for (const name of requested) {
       if (!this.outputs.has(name)) {
         throw invalid(`unknown output '${name}' requested (the model's outputs are ${quoteList(this.allOutputs)})`);
       }
+      // Triton's text.
+      if (seen.has(name)) throw invalid(`output '${name}' already exists in request`);
+      seen.add(name);
     }
     return requested;
   }

@@ -10,6 +10,8 @@ export interface ModelSource {
   readonly configPath: string | undefined;
   /** Numeric version directories, ascending; other directories are ignored. */
   readonly versions: readonly number[];
+  /** Set when the directory was written for one load (files sent with it): its owner removes it once nothing loaded from it serves. */
+  readonly removeDirectory?: () => Promise<void>;
 }
 
 export interface RepositoryScan {
@@ -64,14 +66,7 @@ export class ModelRepository {
   }
 
   private async describe(name: string, directory: string): Promise<ModelSource> {
-    const entries = await listDirectories(directory, `model '${name}'`);
-    const versions = entries
-      // Only canonical numbers, so "01" and "1" cannot both be version 1.
-      .filter((entry) => /^(0|[1-9][0-9]*)$/.test(entry))
-      .map(Number)
-      .filter(Number.isSafeInteger)
-      .sort((a, b) => a - b);
-    return { name, directory, configPath: await this.findConfig(directory), versions };
+    return { name, directory, configPath: await this.findConfig(directory), versions: await versionDirectories(name, directory) };
   }
 
   private async findConfig(directory: string): Promise<string | undefined> {
@@ -91,6 +86,16 @@ export async function readConfigText(path: string): Promise<string> {
   } catch (error) {
     throw InferenceError.from(error, 'INVALID_ARG', `cannot read '${path}'`);
   }
+}
+
+/** A model directory's numeric version directories, ascending. */
+export async function versionDirectories(name: string, directory: string): Promise<number[]> {
+  const entries = await listDirectories(directory, `model '${name}'`);
+  return entries
+    .filter((entry) => /^(0|[1-9][0-9]*)$/.test(entry)) // canonical numbers only, so "01" and "1" cannot both be version 1
+    .map(Number)
+    .filter(Number.isSafeInteger)
+    .sort((a, b) => a - b);
 }
 
 /** Directory names under `path`, hidden ones left out; a symbolic link counts as what it points to. */

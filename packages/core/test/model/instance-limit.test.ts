@@ -21,9 +21,9 @@ describe('instance count limit', () => {
     const started = performance.now();
     const error = await rejection(server.loadModel('m', { config: withGroups(10_000) }));
     expect(performance.now() - started).toBeLessThan(2_000);
-    expect(error.code).toBe('INVALID_ARG');
+    expect(error.code).toBe('INTERNAL');
     expect(error.message).toBe(
-      `model 'm': instance group g0 asks for 10000 instance(s), over the limit of ${DEFAULT_MAX_INSTANCES_PER_MODEL} instances per model (raise it with the server option maxInstancesPerModel, or tritium serve --max-instances-per-model)`,
+      `failed to load 'm', failed to poll from model repository: model 'm': instance group g0 asks for 10000 instance(s), over the limit of ${DEFAULT_MAX_INSTANCES_PER_MODEL} instances per model (raise it with the server option maxInstancesPerModel, or tritium serve --max-instances-per-model)`,
     );
     expect(probe.instancesCreated).toEqual([]);
   });

@@ -17,12 +17,12 @@ const failure = (run: () => unknown) => {
 };
 
 describe('modelInstances', () => {
-  it('makes count instances per CPU group, named as Triton names them', () => {
+  it('makes count instances per CPU group, named <group>_<index> as Triton names them, whatever the count', () => {
     const instances = modelInstances(backend(), contextOf('instance_group { count: 2 kind: KIND_CPU } instance_group { name: "one" kind: KIND_CPU }'), LIMIT);
     expect(instances).toEqual([
       { name: 'm_0_0', kind: 'KIND_CPU' },
       { name: 'm_0_1', kind: 'KIND_CPU' },
-      { name: 'one', kind: 'KIND_CPU' },
+      { name: 'one_0', kind: 'KIND_CPU' },
     ]);
   });
 
@@ -31,8 +31,8 @@ describe('modelInstances', () => {
     expect(listed.map((i) => `${i.name}@${i.deviceId}`)).toEqual(['g_0@1', 'g_1@1', 'g_0@3', 'g_1@3']);
     const every = modelInstances(backend(() => 2), contextOf('instance_group { name: "g" kind: KIND_GPU }'), LIMIT);
     expect(every).toEqual([
-      { name: 'g', kind: 'KIND_GPU', deviceId: 0 },
-      { name: 'g', kind: 'KIND_GPU', deviceId: 1 },
+      { name: 'g_0', kind: 'KIND_GPU', deviceId: 0 },
+      { name: 'g_0', kind: 'KIND_GPU', deviceId: 1 },
     ]);
   });
 

@@ -78,8 +78,8 @@ describe('model warmup', () => {
   it('leaves the model UNAVAILABLE with the reason when a warmup request fails, and finalizes what it made', async () => {
     const { probe, entry } = await start(testConfig({ behavior: 'add', inputs: 2, extra: warmup(`name: "half" batch_size: 1 ${input('INPUT0', 'zero_data: true')}`) }));
     expect(entry.state).toBe('UNAVAILABLE');
-    expect(entry.reason).toMatch(/instance m_0: warmup sample 'half' \(iteration 1\)/);
-    expect(probe.instancesFinalized).toEqual(['m_0']);
+    expect(entry.reason).toMatch(/instance m_0_0: warmup sample 'half' \(iteration 1\)/);
+    expect(probe.instancesFinalized).toEqual(['m_0_0']);
   });
 
   it('fails, instead of waiting forever, when the backend answers fewer requests than it was given', async () => {

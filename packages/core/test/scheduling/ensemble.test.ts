@@ -84,11 +84,27 @@ describe('ensembles', () => {
     };
     const server = await fx.start({ ...models(), ...Object.fromEntries(Object.entries(broken).map(([name, config]) => [name, { config }])) });
     const reason = async (name: string) => (await server.repositoryIndex()).find((e) => e.name === name)!.reason;
-    expect(await reason('unknown')).toMatch(/ensemble 'unknown': a step uses model 'nobody' is not found/);
+    expect(await reason('unknown')).toBe("ensemble 'unknown' depends on 'nobody' which has no loaded version: it is not in the model repository");
     expect(await reason('tensor')).toMatch(/ensemble 'tensor': step 1 \(model 'ident'\) maps input 'NOPE', which model 'ident' does not have/);
     expect(await reason('datatype')).toMatch(/ensemble 'datatype': tensor 'SUM' is TYPE_FP32 as step 1 \(model 'ident'\) output 'OUTPUT0' but TYPE_INT32 as ensemble output/);
     expect(await reason('batching')).toMatch(/ensemble 'batching': tensor 'A' has dims \[-1,4\] as ensemble input but \[4\] as step 0 \(model 'adder'\) input 'INPUT0'/);
     expect(await server.isModelReady('ens')).toBe(true);
+  });
+
+  it("fails an explicit load whose steps' models do not serve as Triton's 'load failed for model'", async () => {
+    const server = await fx.start(
+      { ...models(), pinned: { config: ENSEMBLE.replace('model_name: "ident" model_version: -1', 'model_name: "ident" model_version: 9') } },
+      { modelControlMode: 'explicit', startupModels: ['adder', 'ident', 'copier'] },
+    );
+    expect(await rejection(server.loadModel('pinned'))).toMatchObject({
+      code: 'INVALID_ARG',
+      message: "load failed for model 'pinned': ensemble 'pinned' depends on 'ident' whose required version 9 is not loaded",
+    });
+    await server.unloadModel('ident');
+    expect(await rejection(server.loadModel('ens'))).toMatchObject({
+      code: 'INVALID_ARG',
+      message: "load failed for model 'ens': ensemble 'ens' depends on 'ident' which has no loaded version: unloaded",
+    });
   });
 
   it('is UNAVAILABLE, saying why, while a model it uses is unloaded, and ready again once it is back', async () => {
@@ -98,7 +114,7 @@ describe('ensembles', () => {
     const entry = (await server.repositoryIndex()).find((e) => e.name === 'ens')!;
     expect(entry).toMatchObject({ state: 'UNAVAILABLE', reason: "model 'ident', which the ensemble uses, is not ready" });
     const error = await rejection(server.infer('ens', request));
-    expect(error.message).toMatch(/ensemble step 1 \(model 'ident'\) failed: .*model 'ident'/);
+    expect(error.message).toMatch(/ensemble step 1 \(model 'ident'\) failed: Request for unknown model: 'ident' has no available versions: unloaded/);
     await server.loadModel('ident');
     expect(await server.isModelReady('ens')).toBe(true);
     expect(values((await server.infer('ens', request)).outputs.SUM)).toEqual([11, 22, 33, 44]);
@@ -124,7 +140,7 @@ describe('ensembles', () => {
     await sleep(50);
     await server.unloadModel('ident');
     const error = await rejection(pending);
-    expect(error.message).toMatch(/ensemble step 1 \(model 'ident'\) failed: model 'ident' is not (found|ready)/);
+    expect(error.message).toMatch(/ensemble step 1 \(model 'ident'\) failed: Request for unknown model: 'ident' has no available versions/);
   });
 
   it('startInference() gives a response and a cancel() that fails the request at once', async () => {

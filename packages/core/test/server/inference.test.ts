@@ -59,7 +59,7 @@ describe('infer()', () => {
   describe('validation at the door', () => {
     const cases: Array<[string, InferRequest, string, RegExp]> = [
       ['unknown input', { inputs: { INPUT0: fp32([4]), BOGUS: fp32([4]) } }, 'INVALID_ARG', /unexpected input 'BOGUS'/],
-      ['missing input', { inputs: {} }, 'INVALID_ARG', /missing input 'INPUT0'/],
+      ['missing input', { inputs: {} }, 'INVALID_ARG', /^model 'm': expected 1 inputs but got 0 inputs for model 'm'\. Got input\(s\) \[\], but missing required input\(s\) \['INPUT0'\]\. Please provide all required input\(s\)\.$/],
       ['wrong datatype', { inputs: { INPUT0: { datatype: 'INT32', shape: [4], data: new Int32Array(4) } } }, 'INVALID_ARG', /'INPUT0' has data type INT32, the model expects FP32/],
       ['wrong rank', { inputs: { INPUT0: fp32([2, 4]) } }, 'INVALID_ARG', /'INPUT0' has shape \[2,4\], the model expects \[4\]/],
       ['wrong dim', { inputs: { INPUT0: fp32([5]) } }, 'INVALID_ARG', /'INPUT0' has shape \[5\]/],
@@ -67,6 +67,7 @@ describe('infer()', () => {
       ['data of the wrong kind', { inputs: { INPUT0: { datatype: 'FP32', shape: [4], data: new Int32Array(4) as never } } }, 'INVALID_ARG', /INPUT0/],
       ['unknown datatype', { inputs: { INPUT0: { datatype: 'FP8' as never, shape: [4], data: new Float32Array(4) } } }, 'INVALID_ARG', /INPUT0/],
       ['unknown output', { inputs: { INPUT0: fp32([4]) }, outputs: ['NOPE'] }, 'INVALID_ARG', /unknown output 'NOPE'/],
+      ['an output asked twice', { inputs: { INPUT0: fp32([4]) }, outputs: ['OUTPUT0', 'OUTPUT0'], id: 'r1' }, 'INVALID_ARG', /^model 'm' request 'r1': output 'OUTPUT0' already exists in request$/],
       ['negative timeout', { inputs: { INPUT0: fp32([4]) }, timeoutMicroseconds: -1 }, 'INVALID_ARG', /timeoutMicroseconds/],
       ['no inputs object', {} as InferRequest, 'INVALID_ARG', /inputs/],
       ['fractional priority', { inputs: { INPUT0: fp32([4]) }, priority: 1.5 }, 'INVALID_ARG', /`priority` must be a non-negative integer, got 1.5/],
@@ -142,10 +143,10 @@ describe('infer()', () => {
       expect((outputs.OUTPUT0!.data as Float32Array).buffer).toBeInstanceOf(ArrayBuffer);
     });
 
-    it('names an unknown model or version NOT_FOUND', async () => {
+    it("names an unknown model or version NOT_FOUND in Triton's words", async () => {
       const { server } = await serve({ m: { config: testConfig({}) } });
-      await expectError(server.infer('nope', { inputs: {} }), 'NOT_FOUND', /model 'nope'/);
-      await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, modelVersion: 7 }), 'NOT_FOUND', /version 7/);
+      await expectError(server.infer('nope', { inputs: {} }), 'NOT_FOUND', /^Request for unknown model: 'nope' is not found$/);
+      await expectError(server.infer('m', { inputs: { INPUT0: fp32([4]) }, modelVersion: 7 }), 'NOT_FOUND', /^Request for unknown model: 'm' version 7 is not found$/);
     });
   });
 
@@ -378,7 +379,7 @@ parameters { key: "behavior" value { string_value: "repeat" } }`;
     for await (const response of stream) values.push(response);
     expect(values).toHaveLength(1);
     const refused = server.inferStream('nope', { inputs: {} });
-    await expect(refused.next()).rejects.toThrow(/model 'nope' is not found/);
+    await expect(refused.next()).rejects.toThrow("Request for unknown model: 'nope' is not found");
   });
 
   it('refuses infer() on a decoupled model', async () => {
@@ -414,7 +415,7 @@ describe('stop()', () => {
     await expect(Promise.all(inflight)).resolves.toHaveLength(3);
     await stopped;
     expect(server.isLive()).toBe(false);
-    expect(probe.instancesFinalized).toEqual(['m_0']);
+    expect(probe.instancesFinalized).toEqual(['m_0_0']);
     expect(probe.modelsFinalized).toBe(1);
   });
 

@@ -6,7 +6,7 @@ import { testConfig } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
 
 // Instances that report their own health (InstanceHealth), seen through the server.
-// A model with one instance names it m_0; with two, m_0_0 and m_0_1 (Triton's names).
+// Instances are named as Triton names them, <group>_<index>: m_0_0, and m_0_1 for a second.
 const fx = useServerFixture();
 
 const input = { INPUT0: { datatype: 'FP32' as const, shape: [4], data: new Float32Array(4) } };
@@ -41,27 +41,27 @@ describe('a recovering instance', () => {
 
   it('holds requests, without failing them, while the only instance recovers, and runs them once restored', async () => {
     const { probe, infer } = await serve(1);
-    probe.health.m_0!.recovering('worker died');
+    probe.health.m_0_0!.recovering('worker died');
     const held = [infer(), infer()];
     await sleep(30);
     expect(await settled(Promise.race(held))).toBe(false);
     expect(probe.executions).toBe(0);
-    probe.health.m_0!.restored();
+    probe.health.m_0_0!.restored();
     await expect(Promise.all(held)).resolves.toHaveLength(2);
-    expect(probe.ranOn).toEqual(['m_0', 'm_0']);
+    expect(probe.ranOn).toEqual(['m_0_0', 'm_0_0']);
   });
 
   it('finishes the request it was running when it reported recovering, then gets nothing until restored', async () => {
     const { probe, infer } = await serve(1);
     const running = infer(40);
     await sleep(5);
-    probe.health.m_0!.recovering('worker died');
+    probe.health.m_0_0!.recovering('worker died');
     const next = infer();
     await expect(running).resolves.toBeTruthy();
     await sleep(20);
     expect(await settled(next)).toBe(false);
     expect(probe.executions).toBe(1);
-    probe.health.m_0!.restored();
+    probe.health.m_0_0!.restored();
     await expect(next).resolves.toBeTruthy();
     expect(probe.executions).toBe(2);
   });
@@ -73,7 +73,7 @@ describe('a recovering instance', () => {
     await sleep(30);
     expect(await settled(held)).toBe(false);
     expect(probe.executions).toBe(0);
-    probe.health.m_0!.restored();
+    probe.health.m_0_0!.restored();
     await expect(held).resolves.toBeTruthy();
   });
 });
@@ -112,11 +112,11 @@ describe('unloading and stopping with a recovering instance', () => {
   });
 
   it.each([
-    ['unloadModel()', (server: InferenceServer) => server.unloadModel('m'), ['instance m_0 finalized', 'model finalized']],
-    ['stop()', (server: InferenceServer) => server.stop(), ['instance m_0 finalized', 'model finalized', 'backend finalized']],
+    ['unloadModel()', (server: InferenceServer) => server.unloadModel('m'), ['instance m_0_0 finalized', 'model finalized']],
+    ['stop()', (server: InferenceServer) => server.stop(), ['instance m_0_0 finalized', 'model finalized', 'backend finalized']],
   ])('%s fails what waits on the only, recovering, instance at the exit timeout and finalizes it', async (_, end, events) => {
     const { server, probe, infer } = await serve(1, { exitTimeoutMs: 50 });
-    probe.health.m_0!.recovering('worker died');
+    probe.health.m_0_0!.recovering('worker died');
     const waiting = rejection(infer());
     const started = performance.now();
     await end(server);

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InferenceServer, type ServerOptions } from '@tritium/core';
+import { InferenceServer, parseModelConfig, type ServerOptions } from '@tritium/core';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
 import { TempRepository, testConfig } from '../helpers/repository.js';
 import { rejection, states, useServerFixture } from '../helpers/server-fixture.js';
@@ -37,8 +37,11 @@ describe('model repository and lifecycle', () => {
     expect(server.isReady()).toBe(false);
     await expect(server.infer('good', { inputs: input })).resolves.toBeTruthy();
     const error = await rejection(server.infer('badfile', { inputs: input }));
-    expect(error.code).toBe('UNAVAILABLE');
-    expect(error.message).toMatch(/corrupt weights/);
+    expect(error.code).toBe('NOT_FOUND');
+    expect(error.message).toMatch(/^Request for unknown model: 'badfile' has no available versions: .*corrupt weights/);
+    const version = await rejection(server.infer('badfile', { inputs: input, modelVersion: 1 }));
+    expect(version.code).toBe('UNAVAILABLE');
+    expect(version.message).toMatch(/^Request for unknown model: 'badfile' version 1 is not at ready state: .*corrupt weights/);
   });
 
   it('refuses to start with continueOnLoadError: false when a model fails', async () => {
@@ -139,7 +142,7 @@ describe('model repository and lifecycle', () => {
     const config = await server.modelConfig('m');
     expect(config.name).toBe('m');
     expect(config.version_policy).toEqual({ latest: { num_versions: 1 } });
-    expect(server.metadata().name).toBe('tritium');
+    expect(server.metadata().name).toBe('triton');
   });
 
   it('emits a state event for each change', async () => {
@@ -175,8 +178,8 @@ describe('explicit mode', () => {
     await server.unloadModel('a');
     expect(states(await server.repositoryIndex())).toEqual(['a:1:UNAVAILABLE', 'b:1:READY']);
     expect((await server.repositoryIndex())[0]!.reason).toBe('unloaded');
-    expect((await rejection(server.infer('a', { inputs: input }))).code).toBe('UNAVAILABLE');
-    expect(probe.instancesFinalized).toEqual(['a_0']);
+    expect(await rejection(server.infer('a', { inputs: input }))).toMatchObject({ code: 'NOT_FOUND', message: "Request for unknown model: 'a' has no available versions: unloaded" });
+    expect(probe.instancesFinalized).toEqual(['a_0_0']);
   });
 
   it("loads everything with startupModels ['*']", async () => {
@@ -195,21 +198,73 @@ describe('explicit mode', () => {
     expect((await server.modelConfig('m')).instance_group![0]!.count).toBe(3);
   });
 
-  it('rejects a bad load and keeps the model serving', async () => {
-    const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'explicit', startupModels: ['m'] });
+  it("rejects a bad load with Triton's texts, logs why, and keeps the model serving", async () => {
+    const errors: string[] = [];
+    const logger = { error: (m: string) => errors.push(m), warn: () => {}, info: () => {}, verbose: () => {} };
+    const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'explicit', startupModels: ['m'], logger });
     const error = await rejection(server.loadModel('m', { config: 'max_batch_size: -3' }));
-    expect(error.message).toMatch(/max_batch_size/);
+    expect(error.code).toBe('INTERNAL');
+    expect(error.message).toMatch(/^failed to load 'm', failed to poll from model repository: .*max_batch_size/);
     await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
     expect((await server.repositoryIndex())[0]).toMatchObject({ state: 'READY', reason: expect.stringMatching(/reload failed/) });
-    expect((await rejection(server.loadModel('ghost'))).code).toBe('NOT_FOUND');
-    expect((await rejection(server.loadModel('../m'))).code).toBe('NOT_FOUND');
-    expect((await rejection(server.unloadModel('ghost'))).code).toBe('NOT_FOUND');
+    for (const name of ['ghost', '../m']) {
+      expect(await rejection(server.loadModel(name))).toMatchObject({
+        code: 'INTERNAL',
+        message: `failed to load '${name}', failed to poll from model repository: model '${name}' is not in the model repository`,
+      });
+    }
+    expect(errors).toEqual([
+      expect.stringMatching(/^Poll failed for model directory 'm': .*max_batch_size/),
+      "Poll failed for model directory 'ghost': model 'ghost' is not in the model repository",
+      "Poll failed for model directory '../m': model '../m' is not in the model repository",
+    ]);
+    // As in Triton, unloading what is not loaded succeeds.
+    await server.unloadModel('ghost');
   });
 
-  it('refuses load/unload outside explicit mode', async () => {
+  it("fails a load whose override cannot be read as Triton's 'Invalid config override', logging it", async () => {
+    const errors: string[] = [];
+    const logger = { error: (m: string) => errors.push(m), warn: () => {}, info: () => {}, verbose: () => {} };
+    const server = await start({ m: { config: testConfig({}) } }, { modelControlMode: 'explicit', logger });
+    const unreadable = () => {
+      throw new Error("load parameter 'config' is not JSON");
+    };
+    for (const config of ['max_batch_size: [', unreadable]) {
+      const error = await rejection(server.loadModel('m', { config }));
+      expect(error.code).toBe('INTERNAL');
+      expect(error.message).toMatch(/^failed to load 'm', failed to poll from model repository: Invalid config override: /);
+    }
+    expect(errors[1]).toBe("Poll failed for model directory 'm': Invalid config override: load parameter 'config' is not JSON");
+    // The function is called when the load's turn comes, and loads what it returns.
+    await server.loadModel('m', { config: () => parseModelConfig(testConfig({ maxBatchSize: 2 })) });
+    expect((await server.modelConfig('m')).max_batch_size).toBe(2);
+  });
+
+  it("fails a load whose version fails as Triton's 'load failed for model', with the reason", async () => {
+    const server = await start(
+      { m: { config: testConfig({ extra: 'version_policy { all { } }' }), versions: { 1: '', 2: '{"fail": "corrupt weights"}', 3: '{"fail": "bad file"}' } } },
+      { modelControlMode: 'explicit' },
+    );
+    const error = await rejection(server.loadModel('m'));
+    expect(error.code).toBe('INVALID_ARG');
+    expect(error.message).toMatch(
+      /^load failed for model 'm': version 2 is at UNAVAILABLE state: .*corrupt weights;version 3 is at UNAVAILABLE state: .*bad file;$/,
+    );
+  });
+
+  it("refuses load/unload outside explicit mode with Triton's UNAVAILABLE text", async () => {
     const server = await start({ m: { config: testConfig({}) } });
-    expect((await rejection(server.loadModel('m'))).code).toBe('UNSUPPORTED');
-    expect((await rejection(server.unloadModel('m'))).code).toBe('UNSUPPORTED');
+    for (const refused of [server.loadModel('m'), server.unloadModel('m')]) {
+      expect(await rejection(refused)).toMatchObject({
+        code: 'UNAVAILABLE',
+        message: 'explicit model load / unload is not allowed if polling is enabled: the server runs in modelControlMode "none"; loading and unloading need "explicit"',
+      });
+    }
+  });
+
+  it("names itself by serverId, 'triton' by default as Triton", async () => {
+    const server = await start({ m: { config: testConfig({}) } }, { serverId: 'edge-1' });
+    expect(server.metadata().name).toBe('edge-1');
   });
 
   it('drains in-flight requests before an unloaded model leaves', async () => {
@@ -218,7 +273,7 @@ describe('explicit mode', () => {
     const inflight = [1, 2].map(() => server.infer('m', { inputs: input, parameters: { delay_ms: 15 } }));
     await server.unloadModel('m');
     await expect(Promise.all(inflight)).resolves.toHaveLength(2);
-    expect(probe.instancesFinalized).toEqual(['m_0']);
+    expect(probe.instancesFinalized).toEqual(['m_0_0']);
   });
 });
 
@@ -287,7 +342,7 @@ describe('instance groups and scheduling config', () => {
       {},
       probe,
     );
-    expect(probe.instancesCreated.sort()).toEqual(['extra_0', 'extra_1', 'm_0']);
+    expect(probe.instancesCreated.sort()).toEqual(['extra_0', 'extra_1', 'm_0_0']);
   });
 
   it('serves sequence batching models, and refuses an ensemble whose step model does not exist, naming it', async () => {
@@ -297,6 +352,6 @@ describe('instance groups and scheduling config', () => {
     });
     const index = await server.repositoryIndex();
     expect(index.find((e) => e.name === 'seq')!.state).toBe('READY');
-    expect(index.find((e) => e.name === 'ens')!.reason).toMatch(/ensemble 'ens': a step uses model 'x' is not found/);
+    expect(index.find((e) => e.name === 'ens')!.reason).toBe("ensemble 'ens' depends on 'x' which has no loaded version: it is not in the model repository");
   });
 });

@@ -25,7 +25,7 @@ describe('unloading', () => {
     controller.abort();
     expect((await rejection(running)).code).toBe('CANCELLED');
     await server.unloadModel('m');
-    expect(probe.instancesFinalized).toEqual(['m_0']);
+    expect(probe.instancesFinalized).toEqual(['m_0_0']);
     expect(probe.finalizedWhileRunning).toBe(0);
   });
 
@@ -50,7 +50,7 @@ describe('stop()', () => {
     const stopped = server.stop().then(() => probe.events.push('stopped'));
     expect((await rejection(server.infer('m', { inputs: input }))).message).toMatch(/stopping/);
     await stopped;
-    expect(probe.events).toEqual(['request UNAVAILABLE', 'execute ended', 'instance m_0 finalized', 'model finalized', 'backend finalized', 'stopped']);
+    expect(probe.events).toEqual(['request UNAVAILABLE', 'execute ended', 'instance m_0_0 finalized', 'model finalized', 'backend finalized', 'stopped']);
   });
 
   it('finalizes anyway, with a warning naming the model, when an execute never returns', async () => {
@@ -64,7 +64,7 @@ describe('stop()', () => {
     expect(performance.now() - started).toBeLessThan(500);
     expect((await hung).code).toBe('UNAVAILABLE');
     expect(warnings).toEqual([expect.stringMatching(/^model 'm' version 1: an execution was still running 50 ms after the exit timeout/)]);
-    expect(probe.events).toEqual(['instance m_0 finalized', 'model finalized', 'backend finalized']);
+    expect(probe.events).toEqual(['instance m_0_0 finalized', 'model finalized', 'backend finalized']);
   });
 });
 
@@ -80,7 +80,7 @@ describe('a listener that throws', () => {
     await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
     await server.unloadModel('m');
     expect(states(await server.repositoryIndex())).toEqual(['m:1:UNAVAILABLE']);
-    expect(probe.instancesFinalized).toEqual(['m_0']);
+    expect(probe.instancesFinalized).toEqual(['m_0_0']);
     expect(warnings).toEqual(Array(4).fill('a modelStateChanged listener threw: Error: listener bug'));
   });
 });
@@ -303,7 +303,7 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }`;
 
   it('reports a missing required input even when an optional one is given', async () => {
     const server = await start({ m: { config: optional } });
-    expect((await rejection(server.infer('m', { inputs: { B: one } }))).message).toMatch(/missing input 'A'/);
+    expect((await rejection(server.infer('m', { inputs: { B: one } }))).message).toMatch(/but got 1 inputs for model 'm'\. Got input\(s\) \['B'\], but missing required input\(s\) \['A'\]/);
     await expect(server.infer('m', { inputs: { A: one } })).resolves.toBeTruthy();
   });
 

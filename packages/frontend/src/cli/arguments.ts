@@ -4,15 +4,12 @@ import type { ListenOptions } from '../listen.js';
 import { DEFAULT_METRICS_PORT } from '../metrics/metrics-frontend.js';
 import type { SharedMemoryOptions } from '../shared-memory/client-shared-memory.js';
 import { parseRestrictedApis, type RestrictedApis } from '../restricted-api.js';
+import { backendSettings, type BackendSettings } from './backend-config.js';
 import { ALIASES, FIXED, FLAGS, IGNORED, UNSUPPORTED } from './flags.js';
+import { UsageError } from './usage-error.js';
 
-/** A command line that cannot run; the message names the flag or value at fault. The command exits with USAGE_EXIT_CODE. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
-/** The exit status for a command line that cannot run (as most Unix commands); 1 is for a server that failed. */
-export const USAGE_EXIT_CODE = 2;
+// What parseCommandLine throws, for its callers.
+export { UsageError };
 
 /** Triton's defaults. */
 export const DEFAULTS = {
@@ -44,13 +41,8 @@ export interface ServeOptions {
   /** What --backend-config gives the official backends the command creates. */
   readonly backends: BackendSettings;
   readonly log: LogSettings;
-  /** The ignored flags given, each with why ignoring it is harmless (the command warns of them). */
+  /** The ignored flags (and --backend-config settings) given, each with why ignoring it is harmless (the command warns of them). */
   readonly ignored: ReadonlyArray<{ readonly flag: string; readonly why: string }>;
-}
-
-/** The settings of `--backend-config`: the Python backend's are the only ones tritium has. */
-export interface BackendSettings {
-  readonly python: { readonly interpreter?: string; readonly executionEnvironmentRoots: readonly string[] };
 }
 
 export type Command = { readonly kind: 'help' } | { readonly kind: 'version' } | { readonly kind: 'serve'; readonly options: ServeOptions };
@@ -156,6 +148,8 @@ function serveOptions(given: GivenFlags): ServeOptions {
   const service = (allow: string, address: string | undefined, port: string, defaultPort: number): ListenOptions | undefined =>
     (given.boolean(allow) ?? true) ? { host: address ?? DEFAULTS.address, port: given.integer(port, 0, 65_535) ?? defaultPort } : undefined;
   const http = service('allow-http', httpAddress, 'http-port', DEFAULTS.httpPort);
+  // Triton's own words for 0 or less (its QA greps the log for them).
+  if (Number(given.last('http-max-input-size')) <= 0) throw new UsageError('Error: --http-max-input-size must be greater than 0.');
   const bodyLimitBytes = given.integer('http-max-input-size', 1, Number.MAX_SAFE_INTEGER);
   const grpc = service('allow-grpc', given.last('grpc-address'), 'grpc-port', DEFAULTS.grpcPort);
   const maxReceiveMessageBytes = given.integer('grpc-max-input-size', 1, 2 ** 31 - 1);
@@ -164,6 +158,7 @@ function serveOptions(given: GivenFlags): ServeOptions {
   const grpcRestricted = restrictedApis(given, 'grpc-restricted-protocol');
   // Triton's --allow-client-shm, for both protocols (they share one registry); the frontends default to false, as Triton.
   const allowClientSharedMemory = given.boolean('allow-client-shm');
+  const backends = backendSettings(given.all('backend-config'));
   const options: ServeOptions = {
     server: {
       ...repositoryOptions(given),
@@ -172,14 +167,16 @@ function serveOptions(given: GivenFlags): ServeOptions {
       maxInstancesPerModel: given.integer('max-instances-per-model', 1, Number.MAX_SAFE_INTEGER),
       metrics: allowMetrics && metrics,
       responseCache: responseCacheOptions(given.all('cache-config')),
+      serverId: given.last('id'),
+      modelLoadThreadCount: given.integer('model-load-thread-count', 0, 2 ** 31 - 1),
     },
     http: http && { ...http, bodyLimitBytes, restrictedApis: httpRestricted, allowClientSharedMemory },
     grpc: grpc && { ...grpc, maxReceiveMessageBytes, restrictedApis: grpcRestricted, allowClientSharedMemory },
     // As Triton, the metrics service listens where HTTP does unless told otherwise.
     metrics: service('allow-metrics', given.last('metrics-address') ?? httpAddress, 'metrics-port', DEFAULTS.metricsPort),
-    backends: backendSettings(given.all('backend-config')),
+    backends: backends.settings,
     log: logSettings(given),
-    ignored: given.names().filter((name) => IGNORED[name]).map((name) => ({ flag: `--${name}`, why: IGNORED[name]! })),
+    ignored: [...given.names().filter((name) => IGNORED[name]).map((name) => ({ flag: `--${name}`, why: IGNORED[name]! })), ...backends.ignored],
   };
   checkPortCollisions(options);
   return options;
@@ -277,27 +274,6 @@ function redisCache(values: Map<string, string>): ResponseCacheOptions {
     // Milliseconds, as in Triton's Redis cache; its 0 (wait for ever) takes the default here: a stuck cache must not stall requests.
     timeoutMs: timeout === undefined ? undefined : parseInteger('cache-config redis,socket_timeout', timeout, 0, 2 ** 31 - 1) || undefined,
   };
-}
-
-/**
- * Triton's --backend-config <backend>,<setting>=<value>. Models can choose their Python
- * environment only inside their own directory (a config may come from a client), so the
- * operator names the interpreter and any shared environment directories here.
- */
-function backendSettings(settings: readonly string[]): BackendSettings {
-  let interpreter: string | undefined;
-  const executionEnvironmentRoots: string[] = [];
-  for (const setting of settings) {
-    const comma = setting.indexOf(',');
-    const backend = setting.slice(0, comma);
-    if (comma <= 0) throw new UsageError(`--backend-config takes <backend>,<setting>=<value>, got '${setting}'`);
-    if (backend !== 'python') throw new UsageError(`--backend-config ${backend}: tritium has settings for the python backend only (other backends take theirs from model config parameters)`);
-    const [key, value] = splitSetting('backend-config', setting.slice(comma + 1), '<backend>,<setting>=<value>');
-    if (key === 'interpreter') interpreter = value;
-    else if (key === 'execution-env-root') executionEnvironmentRoots.push(value);
-    else throw new UsageError(`--backend-config python,${key} is not supported by tritium: the python backend takes interpreter and execution-env-root`);
-  }
-  return { python: { interpreter, executionEnvironmentRoots } };
 }
 
 function refuseSettings(cache: string, values: Map<string, string>, known: readonly string[]): void {

@@ -24,6 +24,8 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'model-config-name': { value: '<name>', help: "Use <model>/configs/<name>.pbtxt in place of config.pbtxt where it exists." },
   'exit-on-error': { value: '<boolean>', help: 'Exit when a model fails to load at start (default true); false serves the models that loaded.' },
   'exit-timeout-secs': { value: '<seconds>', help: 'On SIGTERM or SIGINT, how long in-flight requests may take to finish (default 30).' },
+  id: { value: '<string>', help: "The server's identifier, the name its metadata reports (default triton, as Triton)." },
+  'model-load-thread-count': { value: '<count>', help: 'How many model versions load at once (default 4, as Triton; 0 counts as 1).' },
   'max-instances-per-model': { value: '<count>', help: "The most instances one model version may have, all its instance groups together; a config asking for more fails to load (default 64)." },
   'allow-http': { value: '<boolean>', help: 'Serve HTTP/REST (default true).' },
   'http-address': { value: '<address>', help: 'The address HTTP listens on (default 0.0.0.0).' },
@@ -41,7 +43,14 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'metrics-port': { value: '<port>', help: 'The metrics port (default 8002; 0 picks a free one).' },
   'metrics-config': { value: '<setting>=<value>', help: 'counter_latencies, summary_latencies or histogram_latencies =true|false; repeatable.' },
   'cache-config': { value: '<cache>,<setting>=<value>', help: 'The response cache: local,size=<bytes>, or redis,host=<host> with redis,port=<port> (and redis,password=, redis,socket_timeout=<ms>); repeatable.' },
-  'backend-config': { value: '<backend>,<setting>=<value>', help: "python,interpreter=<path>: the interpreter of Python models without an EXECUTION_ENV_PATH (default python3 on PATH); python,execution-env-root=<dir>: a directory where a model's EXECUTION_ENV_PATH may lie besides its own model directory; repeatable." },
+  'backend-config': {
+    value: '<backend>,<setting>=<value>',
+    help:
+      "A backend's setting, or <setting>=<value> for every backend; repeatable. python,interpreter=<path>: the interpreter of Python models without an EXECUTION_ENV_PATH (default python3 on PATH); " +
+      "python,execution-env-root=<dir>: a directory where a model's EXECUTION_ENV_PATH may lie besides its own model directory; python,stub-timeout-seconds=<s>: how long a stub may take to start (default 60); " +
+      "python,shm-default-byte-size=<bytes> and python,shm-growth-byte-size=<bytes>: the first size and the growth step of the stubs' shared memory; onnxruntime,default-max-batch-size=<n>: the max_batch_size auto-complete gives (default 4). " +
+      "Triton's other settings are accepted and ignored, with a warning.",
+  },
   'log-verbose': { value: '<level>', help: 'Verbose logging at levels >= 1 (default 0: off).' },
   'log-info': { value: '<boolean>', help: 'Information messages (default true).' },
   'log-warning': { value: '<boolean>', help: 'Warnings (default true).' },
@@ -82,7 +91,6 @@ const BACKENDS_ARE_PACKAGES = 'backends are npm packages found by name, not shar
 export const IGNORED: Readonly<Record<string, string>> = {
   'http-thread-count': NODE_LOOP,
   'buffer-manager-thread-count': NODE_LOOP,
-  'model-load-thread-count': 'models load concurrently, each as fast as its backend allows',
   'pinned-memory-pool-byte-size': NO_POOLS,
   'cuda-memory-pool-byte-size': NO_POOLS,
   'cuda-virtual-address-size': NO_POOLS,
@@ -100,7 +108,6 @@ const NO_HEADERS = 'headers are not forwarded to models';
 
 /** Triton flags refused, with why. */
 export const UNSUPPORTED: Readonly<Record<string, string>> = {
-  id: "the server's name in its metadata is always 'tritium'",
   'disable-auto-complete-config': 'model configs are always auto-completed where a backend can',
   'strict-model-config': 'model configs are always auto-completed where a backend can',
   'response-cache-byte-size': 'it is deprecated in Triton: use --cache-config local,size=<bytes>',

@@ -1,10 +1,11 @@
 import { pathToFileURL } from 'node:url';
 import { VERSION, type Logger } from '@tritium/core';
-import { parseCommandLine, USAGE_EXIT_CODE, UsageError, type ServeOptions } from './arguments.js';
+import { parseCommandLine, type ServeOptions } from './arguments.js';
 import { commandLogger, logDestination } from './logger.js';
 import { serve } from './serve.js';
 import { shutDown, stopSignal } from './shutdown.js';
 import { usage } from './usage.js';
+import { USAGE_EXIT_CODE, UsageError } from './usage-error.js';
 
 /** The `tritium` command: resolves with its exit status. */
 export async function main(argv: readonly string[]): Promise<number> {

@@ -1,5 +1,5 @@
 import type { Backend, Logger } from '@tritium/core';
-import type { BackendSettings } from './arguments.js';
+import type { BackendSettings } from './backend-config.js';
 
 export interface OptionalBackend {
   readonly specifier: string;
@@ -8,7 +8,7 @@ export interface OptionalBackend {
 
 /** The official backends the frontend lists as optional peer dependencies. */
 export const OPTIONAL_BACKENDS: readonly OptionalBackend[] = [
-  { specifier: '@tritium/backend-onnx', load: async () => (await import('@tritium/backend-onnx')).onnxBackend() },
+  { specifier: '@tritium/backend-onnx', load: async ({ onnxruntime }) => (await import('@tritium/backend-onnx')).onnxBackend(onnxruntime) },
   { specifier: '@tritium/backend-python', load: async ({ python }) => (await import('@tritium/backend-python')).pythonBackend(python) },
 ];
 

@@ -56,7 +56,9 @@ export async function serve(options: ServeOptions, logger: Logger): Promise<Runn
 /** After startup (poll and explicit modes, and shutdown), each model change as Triton logs it. */
 function logStateChange(entry: ModelIndexEntry, logger: Logger): void {
   const model = `'${entry.name}'${entry.version === undefined ? '' : ` version ${entry.version}`}`;
-  if (entry.state === 'READY') logger.info(`successfully loaded ${model}`);
+  // A reload that failed leaves the previous load READY, its reason saying so (core's model-manager.ts).
+  if (entry.state === 'READY' && entry.reason.startsWith('reload failed')) logger.error(`failed to load ${model}: ${entry.reason}`);
+  else if (entry.state === 'READY') logger.info(`successfully loaded ${model}`);
   else if (entry.state === 'UNAVAILABLE' && entry.reason === 'unloaded') logger.info(`successfully unloaded ${model}`);
   else if (entry.state === 'UNAVAILABLE') logger.error(`failed to load ${model}: ${entry.reason}`);
   else logger.verbose(`${entry.state.toLowerCase()} ${model}`);

@@ -71,6 +71,7 @@ export function decodeInferRequest(message: InferRequestMessage, regions: Reques
  * Every input's name, datatype and shape is checked before any input's data is read.
  */
 function decodeInputs(message: InferRequestMessage, regions: RequestRegions): Record<string, TensorInput> {
+  const model = message.model_name ?? '';
   const raw = message.raw_input_contents;
   const inputs: Record<string, TensorInput> = Object.create(null);
   const specs = inputSpecs(message);
@@ -82,8 +83,8 @@ function decodeInputs(message: InferRequestMessage, regions: RequestRegions): Re
       if (input.contents) throw invalid(`input '${name}': 'contents' cannot be given with shared memory`);
       inputs[name] = shared;
     } else if (input.contents) {
-      if (raw.length > 0) throw invalid(`input '${name}': 'contents' cannot be given when the request uses raw_input_contents`);
-      inputs[name] = tensorFromContents(name, datatype, shape, input.contents);
+      if (raw.length > 0) throw invalid(`contents field must not be specified when using raw_input_contents for '${name}' for model '${model}'`);
+      inputs[name] = tensorFromContents(model, name, datatype, shape, input.contents);
     } else {
       const bytes = raw[nextRaw++];
       if (!bytes) throw invalid(`input '${name}': no data (no contents, no shared memory, and no raw_input_contents entry left for it)`);

@@ -2,7 +2,7 @@ import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grp
 import { InferenceError, modelConfigToJson } from '@tritium/core';
 import { modelVersion } from '../model-version.js';
 import { serverMetadata } from '../server-metadata.js';
-import { invalid } from '../wire-values.js';
+import { cudaRegisterRefusal } from '../shared-memory/client-shared-memory.js';
 import type { InferRequestMessage } from './infer-request.js';
 import { modelInfer } from './model-infer.js';
 import { checkUnloadParameters, loadOptions } from './repository-parameters.js';
@@ -75,14 +75,14 @@ export function inferenceService(context: ServingContext): UntypedServiceImpleme
       return {};
     }),
 
-    // As a Triton built without GPU support answers: no CUDA regions, and none can be registered.
+    // No CUDA regions, and none can be registered: there is no GPU memory here.
     CudaSharedMemoryStatus: unary<{ name?: string }, unknown>(({ request }) => {
-      if (request.name) throw new InferenceError('NOT_FOUND', `unable to find cuda shared memory region: '${request.name}'`);
+      if (request.name) throw new InferenceError('NOT_FOUND', `Unable to find cuda shared memory region: '${request.name}'`);
       return { regions: {} };
     }),
     CudaSharedMemoryRegister: unary<{ name?: string }, unknown>(({ request }) => {
       memory.checkAllowed();
-      throw invalid(`failed to register CUDA shared memory region: '${request.name ?? ''}', GPUs not supported`);
+      throw cudaRegisterRefusal(request.name ?? '');
     }),
     CudaSharedMemoryUnregister: unary(() => {
       memory.checkAllowed();

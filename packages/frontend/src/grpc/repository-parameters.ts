@@ -7,23 +7,29 @@ type RepositoryParameters = Readonly<Record<string, WireParameter>>;
 
 /**
  * RepositoryModelLoad's parameters, as Triton reads them: `config` (string_param) is a
- * ModelConfig in JSON that replaces the repository's; `file:<path>` (bytes_param) would
- * carry model files, which Tritium does not take over the network; any other name is refused.
+ * ModelConfig in JSON that replaces the repository's; `file:<path>` (bytes_param) is a
+ * model file, which with `config` make the model directory the load reads (Triton's model
+ * file override); any other name is refused.
  */
 export function loadOptions(parameters: RepositoryParameters): LoadModelOptions {
-  let options: LoadModelOptions = {};
+  let config: LoadModelOptions['config'];
+  // No prototype: a file named `__proto__` is one like any other.
+  const files = Object.create(null) as Record<string, Uint8Array>;
   for (const name in parameters) {
     const parameter = parameters[name]!;
     if (name === 'config') {
       if (parameter.parameter_choice !== 'string_param') throw wrongType(name, 'string_param');
-      options = { config: modelConfigFromJson(parameterValue(parameter, name, 'load') as string) };
+      const text = parameterValue(parameter, name, 'load') as string;
+      // Parsed by the load itself: a bad override fails it as Triton's does (Invalid config override).
+      config = () => modelConfigFromJson(text);
     } else if (name.startsWith('file:')) {
-      throw new InferenceError('UNSUPPORTED', `load parameter '${name}': model files sent with a load request are not supported; put them in the model repository`);
+      if (parameter.parameter_choice !== 'bytes_param') throw wrongType(name, 'bytes_param');
+      files[name.slice('file:'.length)] = parameterValue(parameter, name, 'load') as Uint8Array;
     } else {
       throw invalid(`unrecognized load parameter '${name}'`);
     }
   }
-  return options;
+  return { config, files };
 }
 
 /** RepositoryModelUnload's one parameter, `unload_dependents` (a bool_param); Tritium unloads only the model named. */

@@ -36,22 +36,23 @@ const FIXED_SIZE = { fixed32: 4, fixed64: 8 } as const;
  * elements are counted on the wire and checked against the shape before any is decoded;
  * then they are read straight into the datatype's typed array. Narrower types come in
  * wider fields (INT8 in int_contents) and keep their low bytes, as in Triton. Repeated
- * numbers may come packed or not, as protobuf allows.
+ * numbers may come packed or not, as protobuf allows. The fields are checked in Triton's
+ * order and words: the first one filled must carry the input's datatype, and no other may
+ * be filled.
  */
-export function tensorFromContents(name: string, datatype: DataType, shape: number[], contents: EncodedTensorContents): TensorInput {
+export function tensorFromContents(model: string, name: string, datatype: DataType, shape: number[], contents: EncodedTensorContents): TensorInput {
   const what = `input '${name}': contents`;
   const counts = new Array<number>(FIELDS.length + 1).fill(0);
   forEachRun(contents, what, (field, start, end) => (counts[field.number] += countElements(field.encoding, contents, start, end, what)));
-  const filled = FIELDS.filter((field) => counts[field.number]! > 0);
-  if (filled.length > 1) {
-    throw invalid(`${what} hold data in more than one field (${filled.map((f) => f.name).join(', ')})`);
-  }
-  const field = filled[0];
+  const [field, second] = FIELDS.filter((f) => counts[f.number]! > 0);
+  const explicit = `unexpected explicit tensor data for input tensor '${name}' for model '${model}'`;
   if (field && !(field.carries as readonly DataType[]).includes(datatype)) {
     const home = FIELDS.find((f) => (f.carries as readonly DataType[]).includes(datatype));
-    const where = home ? `its contents belong in ${home.name}` : `${datatype} data must come in raw_input_contents`;
-    throw invalid(`input '${name}': ${datatype} data cannot come in ${field.name}; ${where}`);
+    const where = home ? `${datatype} data belongs in ${home.name}` : `${datatype} data must come in raw_input_contents`;
+    // A field that does not carry the datatype is read as its widest type (int_contents as INT32), as Triton reads it.
+    throw invalid(`${explicit} of type '${field.carries.at(-1)}', expected datatype '${datatype}' (${where})`);
   }
+  if (second) throw invalid(`${explicit}, binary data was already supplied. (${field!.name} and ${second.name} both hold data)`);
   const count = field ? counts[field.number]! : 0;
   const expected = elementCount(shape);
   if (count !== expected) {

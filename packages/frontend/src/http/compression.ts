@@ -27,7 +27,7 @@ export async function decodeBody(body: Buffer, contentEncoding: string, limit: n
     return await DECODERS[encoding](body, { maxOutputLength: limit });
   } catch (error) {
     if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw invalid(`the ${encoding} request body decompresses to more than ${limit} bytes, the frontend's bodyLimitBytes`);
+      throw invalid(`Decompressed data size exceeds the maximum allowed value of ${limit} bytes. Use --http-max-input-size to increase the limit.`);
     }
     throw invalid(`unable to decompress the ${encoding} request body: ${(error as Error).message}`);
   }

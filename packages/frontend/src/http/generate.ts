@@ -4,7 +4,7 @@ import { BytesElementBudget } from '../bytes-elements.js';
 import { EMPTY_FINAL_RESPONSE, parameterOptions } from '../request-parameters.js';
 import { describe, invalid, isJsonObject } from '../wire-values.js';
 import type { Handler } from './http-context.js';
-import { errorJson } from './http-errors.js';
+import { errorJson, statusOf } from './http-errors.js';
 import { dataTypeOf } from './infer-request.js';
 import { idMember } from './infer-response.js';
 import { FlatTensorValues } from './flat-tensor-values.js';
@@ -12,6 +12,7 @@ import { jsonDataText, jsonTensorData } from './json-tensor-data.js';
 import { requestBody } from './request-body.js';
 import { parseJsonObject, type JsonObject } from './request-json.js';
 import { sendJson } from './responses.js';
+import { wrongJsonKind } from './triton-json.js';
 import type { Route } from './routes.js';
 
 /**
@@ -21,14 +22,20 @@ import type { Route } from './routes.js';
  * inputs become tensors; the others are request parameters.
  */
 export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, bodyLimitBytes, connections }, { model, version, action }, req, res) => {
-  const body = await requestBody(req, bodyLimitBytes);
+  const body = await requestBody(req, bodyLimitBytes, 'json');
   const metadata = await server.modelMetadata(model, version);
-  // An input's value is tensor data, read flat; any other array is a mistake, named as one.
-  const json = await parseJsonObject(body, 'generate request', { isTensorData: (key) => metadata.inputs.some((input) => input.name === key) });
+  const isInput = (key: string) => metadata.inputs.some((input) => input.name === key);
+  const json = await parseJsonObject(body, 'generate request', {
+    // An input's value is tensor data, read flat; any other array is a mistake, named as one.
+    isTensorData: isInput,
+    // Keys that name inputs become inputs, and Triton refuses a second of one (in words core gives it).
+    duplicateKey: (key, { depth, parentKey }) => ((depth === 0 || (depth === 1 && parentKey === PARAMETERS)) && isInput(key) ? alreadyExists(key) : undefined),
+  });
   const { request, emptyFinal } = await generateRequest(json, metadata, version);
   const abort = new AbortController();
   connections.cancelOnDisconnect(req, res, () => abort.abort());
-  const responses = server.inferStream(model, { ...request, signal: abort.signal });
+  // A refusal throws here, before any response: an ordinary JSON error, on either endpoint.
+  const responses = server.startStream(model, { ...request, signal: abort.signal });
   if (action === 'generate') {
     sendJson(res, 200, generateResponseJson(await onlyResponse(responses), request.id, undefined));
   } else {
@@ -44,30 +51,39 @@ async function generateRequest(json: JsonObject, metadata: ModelMetadata, modelV
   const parameters: Record<string, string | number | bigint | boolean> = Object.create(null);
   const bytesElements = new BytesElementBudget();
   let id: string | undefined;
-  const read = async (key: string, value: unknown) => {
+  // `within`: Triton's words for where a parameter nested under a keyword is.
+  const read = async (key: string, value: unknown, within: string) => {
     const input = metadata.inputs.find((i) => i.name === key);
     if (input) {
+      if (Object.hasOwn(inputs, key)) throw alreadyExists(key);
       inputs[key] = await inputTensor(key, dataTypeOf(`input '${key}'`, input.datatype), input.shape, value, bytesElements);
     } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
       parameters[key] = value;
     } else {
-      throw invalid(`parameter '${key}' has invalid type: it must be a string, a number or a boolean (or name an input of model '${metadata.name}'), got ${describe(value)}`);
+      throw invalid(`${within}parameter '${key}' has invalid type. It should be either 'int', 'bool', or 'string'.`);
     }
   };
   for (const [key, value] of Object.entries(json)) {
     if (key === 'id') {
       if (typeof value !== 'string') throw invalid(`the generate request's 'id' must be a string, got ${describe(value)}`);
       id = value;
-    } else if (key === 'parameters') {
-      if (!isJsonObject(value)) throw invalid(`the generate request's 'parameters' must be an object, got ${describe(value)}`);
-      for (const [name, parameter] of Object.entries(value)) await read(name, parameter);
+    } else if (key === PARAMETERS) {
+      if (!isJsonObject(value)) throw wrongJsonKind(`Expected JSON object for keyword: '${PARAMETERS}'`, 'object', `got ${describe(value)}`);
+      for (const [name, parameter] of Object.entries(value)) await read(name, parameter, `Converting keyword: '${PARAMETERS}': `);
     } else {
-      await read(key, value);
+      await read(key, value, '');
     }
   }
   const emptyFinal = parameters[EMPTY_FINAL_RESPONSE] ?? false;
   if (typeof emptyFinal !== 'boolean') throw invalid(`parameter '${EMPTY_FINAL_RESPONSE}' must be a boolean, got ${describe(emptyFinal)}`);
   return { request: { inputs, id, modelVersion, ...parameterOptions(parameters) }, emptyFinal };
+}
+
+/** The keyword whose members are read as the request's own (inputs or parameters). */
+const PARAMETERS = 'parameters';
+
+function alreadyExists(input: string): InferenceError {
+  return invalid(`input '${input}' already exists in request`);
 }
 
 /** A scalar or a list as a tensor of the input's datatype, shaped as Triton shapes it. */
@@ -123,28 +139,31 @@ async function onlyResponse(responses: AsyncGenerator<InferResponse>): Promise<I
 }
 
 /**
- * One `data: {...}` event per response. A refusal before the first response is an
- * ordinary JSON error with its status; an error after the stream began is an event
- * `data: {"error": ...}` (the 200 status is already sent), as in Triton. With
- * `emptyFinal` (the request's triton_enable_empty_final_response) each response says
- * whether it is the last, as the model sent it, and a stream the model ended without a
- * last response (the final flag alone) ends with an empty one that says it is.
+ * One `data: {...}` event per response. An error from the model is an event
+ * `data: {"error": ...}` too, as in Triton: after a response, under the 200 already
+ * sent; as the first answer, with the error's own status. With `emptyFinal` (the
+ * request's triton_enable_empty_final_response) each response says whether it is the
+ * last, as the model sent it, and a stream the model ended without a last response (the
+ * final flag alone) ends with an empty one that says it is.
  */
 async function streamEvents(res: ServerResponse, responses: AsyncGenerator<InferResponse>, id: string | undefined, emptyFinal: Served | undefined): Promise<void> {
-  const first = await responses.next();
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
   let last: InferResponse | undefined;
   try {
-    for (let next = first; !next.done; next = await responses.next()) {
-      last = next.value;
+    for await (const response of responses) {
+      if (!res.headersSent) res.writeHead(200, EVENT_STREAM);
+      last = response;
       res.write(`data: ${generateResponseJson(last, id, emptyFinal ? last.final === true : undefined)}\n\n`);
     }
+    if (!res.headersSent) res.writeHead(200, EVENT_STREAM);
     if (emptyFinal && !last?.final) res.write(`data: ${responseHead(last ?? emptyFinal, id)},"triton_final_response":true}\n\n`);
   } catch (error) {
+    if (!res.headersSent) res.writeHead(statusOf(error), EVENT_STREAM);
     res.write(`data: ${errorJson(error)}\n\n`);
   }
   res.end();
 }
+
+const EVENT_STREAM = { 'content-type': 'text/event-stream; charset=utf-8' };
 
 /** Which model version answered. */
 type Served = Pick<InferResponse, 'modelName' | 'modelVersion'>;

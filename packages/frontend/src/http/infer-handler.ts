@@ -31,13 +31,13 @@ export const infer: Handler<ModelRoute> = async (context, route, req, res) => {
 type ModelRoute = Extract<Route, { kind: 'model' }>;
 
 async function answer({ server, bodyLimitBytes, connections }: HttpContext, { model, version }: ModelRoute, req: IncomingMessage, res: ServerResponse, regions: RequestRegions): Promise<void> {
-  const body = await requestBody(req, bodyLimitBytes);
+  const body = await requestBody(req, bodyLimitBytes, 'inference');
   const header = req.headers['inference-header-content-length'];
   const headerLength = inferenceHeaderLength(header, body.length);
   const request =
     header !== undefined && headerLength === 0
       ? await rawBinaryRequest(server, model, version, body)
-      : await parseInferRequest(body, headerLength, header !== undefined, version, regions);
+      : await parseInferRequest(body, headerLength, header !== undefined, version, regions, bodyLimitBytes);
   const running = server.startInference(model, request.request);
   connections.cancelOnDisconnect(req, res, () => running.cancel());
   let response: InferResponse;

@@ -23,21 +23,32 @@ export const JSON_SLICE_BYTES = 256 * 1024;
 export interface JsonParseOptions {
   /** Whether an object member of this name holds tensor data: its arrays come back as FlatTensorValues, nested ones flattened as read. */
   readonly isTensorData?: (key: string) => boolean;
+  /**
+   * The error for a key an object already has, or undefined for the parser's own
+   * (JsonParseError). `where` says where that object is: `depth` containers hold it
+   * (0 at the top), and `parentKey` is its member name when its holder is an object.
+   */
+  readonly duplicateKey?: (key: string, where: { readonly depth: number; readonly parentKey: string | undefined }) => Error | undefined;
+  /** The error for nesting beyond MAX_JSON_DEPTH, or undefined for the parser's own; `topLevelKey`: the top-level member it is in. */
+  readonly tooDeep?: (topLevelKey: string | undefined) => Error | undefined;
 }
 
-/** A JSON syntax error, or nesting beyond MAX_JSON_DEPTH; the message says what and at which byte. */
+/** A JSON syntax error, a duplicate key, or nesting beyond MAX_JSON_DEPTH; the message says what and at which byte. */
 export class JsonParseError extends Error {}
+
+/** Longer keys are cut short in messages. */
+const SHOWN_KEY_LENGTH = 100;
 
 /**
  * Parses JSON from UTF-8 bytes without blocking the event loop: every JSON_SLICE_BYTES
  * it waits a turn. It walks with a stack of its own (no recursion), refuses nesting
- * beyond MAX_JSON_DEPTH as soon as it meets it, reads integers beyond 2^53 exactly as
- * bigints, and builds tensor data flat, never an array per row. Strings decode as
- * Buffer's UTF-8 does (a malformed sequence becomes U+FFFD), like JSON.parse of the
- * decoded text.
+ * beyond MAX_JSON_DEPTH as soon as it meets it, and a key its object already has;
+ * reads integers beyond 2^53 exactly as bigints, and builds tensor data flat, never an
+ * array per row. Strings decode as Buffer's UTF-8 does (a malformed sequence becomes
+ * U+FFFD), like JSON.parse of the decoded text.
  */
 export async function parseJson(bytes: Uint8Array, options: JsonParseOptions = {}): Promise<unknown> {
-  const reader = new JsonReader(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), options.isTensorData ?? (() => false));
+  const reader = new JsonReader(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), options);
   let nextPause = JSON_SLICE_BYTES;
   while (!reader.step()) {
     if (reader.position >= nextPause) {
@@ -84,10 +95,14 @@ class JsonReader {
   /** Where the next backslash is, found once per backslash rather than once per string. */
   private nextBackslash = -1;
 
+  private readonly isTensorData: (key: string) => boolean;
+
   constructor(
     private readonly bytes: Buffer,
-    private readonly isTensorData: (key: string) => boolean,
-  ) {}
+    private readonly options: JsonParseOptions,
+  ) {
+    this.isTensorData = options.isTensorData ?? (() => false);
+  }
 
   /** Reads one value (a scalar, or the opening of an object or array) and whatever closes after it; true at the end of the document. */
   step(): boolean {
@@ -178,7 +193,12 @@ class JsonReader {
     const next = this.skipSpace();
     if (next === 0x2c /* , */) {
       this.position++;
-      if (top.kind === 'object') top.key = this.readKey();
+      if (top.kind === 'object') {
+        const at = this.position;
+        top.key = this.readKey();
+        // Refused, not resolved: parsers that keep the first value (Triton's) and those that keep the last would read two requests.
+        if (Object.hasOwn(top.value, top.key)) this.duplicate(top.key, at);
+      }
       return false;
     }
     if (next !== (top.kind === 'object' ? 0x7d : 0x5d)) this.unexpected();
@@ -294,7 +314,19 @@ class JsonReader {
   }
 
   private tooDeep(): never {
+    const bottom = this.stack[0];
+    const error = this.options.tooDeep?.(bottom?.kind === 'object' ? bottom.key : undefined);
+    if (error) throw error;
     return this.fail(`JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_DEPTH})`);
+  }
+
+  /** `at`: where the key starts. The duplicate's object is on top of the stack. */
+  private duplicate(key: string, at: number): never {
+    const holder = this.stack[this.stack.length - 2];
+    const error = this.options.duplicateKey?.(key, { depth: this.stack.length - 1, parentKey: holder?.kind === 'object' ? holder.key : undefined });
+    if (error) throw error;
+    const shown = key.length > SHOWN_KEY_LENGTH ? `${key.slice(0, SHOWN_KEY_LENGTH)}…` : key;
+    return this.fail(`duplicate key '${shown}'`, at);
   }
 
   private unexpected(): never {

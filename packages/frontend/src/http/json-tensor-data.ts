@@ -10,12 +10,14 @@ import {
   toFp16,
   type BytesElement,
   type DataType,
+  type InferenceError,
   type Tensor,
   type TensorInput,
   type TypedTensorData,
 } from '@tritium/core';
 import { describe, invalid } from '../wire-values.js';
 import { FlatTensorValues } from './flat-tensor-values.js';
+import { wrongJsonKind } from './triton-json.js';
 
 /**
  * A JSON tensor's `data` (flattened by the parser) as core takes it. Numbers become the
@@ -30,13 +32,28 @@ export async function jsonTensorData(where: string, datatype: DataType, data: un
   if (blocks && datatype !== 'BYTES') return fromNumbers(where, datatype, blocks, data.length);
   const booleans = data.asBooleans();
   if (booleans && datatype === 'BOOL') return booleans;
-  // Numbers for BYTES, or booleans for another datatype: core refuses element 0 (it checks
-  // elements before their count), so no array of millions is built only to be refused.
-  if ((blocks || booleans) && data.length > 0) return [data.first()] as TensorInput['data'];
+  // Numbers for BYTES, or booleans for another datatype: element 0 is of the wrong kind.
+  if ((blocks || booleans) && data.length > 0) throw wrongKind(where, datatype, 0, data.first());
   const list = data.toArray();
+  const wrong = list.findIndex((value) => !isOfKind(datatype, value));
+  if (wrong !== -1) throw wrongKind(where, datatype, wrong, list[wrong]);
   // A float tensor takes an integer beyond 2^53 as the nearest double, as Triton does.
   const elements = data.hasBigInt && isFloat(datatype) ? list.map((value) => (typeof value === 'bigint' ? Number(value) : value)) : list;
   return elements as TensorInput['data'];
+}
+
+/** Whether an element is of the JSON kind the datatype takes (BOOL takes 0 and 1 too); core checks its value. */
+function isOfKind(datatype: DataType, value: unknown): boolean {
+  if (datatype === 'BYTES') return typeof value === 'string';
+  return typeof value === 'number' || typeof value === 'bigint' || (datatype === 'BOOL' && typeof value === 'boolean');
+}
+
+/** Triton's words for an element of the wrong kind: a BYTES one as its size count meets it, another as its 'data' read does. */
+function wrongKind(where: string, datatype: DataType, index: number, value: unknown): InferenceError {
+  const detail = `${where} element ${index} is ${describe(value)}`;
+  if (datatype === 'BYTES') return wrongJsonKind(undefined, 'string', detail);
+  const kind = datatype === 'BOOL' ? 'boolean' : isFloat(datatype) ? 'number' : datatype.startsWith('U') ? 'unsigned-integer' : 'signed-integer';
+  return wrongJsonKind("Unable to parse 'data'", kind, detail);
 }
 
 function isFloat(datatype: DataType): boolean {
@@ -100,7 +117,8 @@ function writeInt64s(where: string, datatype: 'INT64' | 'UINT64', block: Float64
 
 /** As core words it for a plain array's element. */
 function elementError(where: string, datatype: FixedSize, index: number, value: number) {
-  if (datatype === 'BOOL') return invalid(`${where}: element ${index} is ${value}, expected a boolean (or 0/1) for BOOL`);
+  // TritonJson's words (generate's {"STREAM": 123} meets them); Tritium takes 0 and 1 as well.
+  if (datatype === 'BOOL') return wrongJsonKind("Unable to parse 'data'", 'boolean', `${where} element ${index} is ${value} (0 and 1 are taken too)`);
   const bits = elementByteSize(datatype)! * 8;
   const [min, max] = datatype.startsWith('U') ? [0n, 2n ** BigInt(bits) - 1n] : [-(2n ** BigInt(bits - 1)), 2n ** BigInt(bits - 1) - 1n];
   const expected = bits === 64 ? 'a bigint or safe integer' : 'an integer';

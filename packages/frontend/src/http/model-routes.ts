@@ -25,7 +25,11 @@ export const allStatistics: Handler<RouteOf<'statistics'>> = ({ server }, _route
 export const modelInformation: Handler<RouteOf<'model'>> = async ({ server }, { action, model, version }, _req, res) => {
   switch (action) {
     case 'ready':
-      if (!(await server.isModelReady(model, version))) throw invalid(`model '${model}'${version === undefined ? '' : ` version ${version}`} is not ready`);
+      if (!(await server.isModelReady(model, version))) {
+        // As Triton: the version that cannot be found gets its own error (404, or 503 when it is not loaded).
+        await server.modelMetadata(model, version);
+        throw invalid('Model version not ready');
+      }
       return sendEmpty(res);
     case 'config':
       return sendJson(res, 200, JSON.stringify(modelConfigToJson(await server.modelConfig(model, version))));

@@ -26,7 +26,7 @@ export async function rawBinaryRequest(server: InferenceServer, model: string, m
   }
   let tensor: TensorInput;
   if (datatype === 'BYTES') {
-    if (variable !== -1 || shape.some((dim) => dim !== 1)) throw invalid('For BYTE datatype raw input, the model must have input shape [1]');
+    if (variable !== -1 || shape.some((dim) => dim !== 1)) throw invalid(`For BYTE datatype raw input '${name}', the model must have input shape [1]`);
     tensor = { datatype, shape, data: [body] };
   } else {
     if (variable !== -1) {
@@ -36,5 +36,5 @@ export async function rawBinaryRequest(server: InferenceServer, model: string, m
     }
     tensor = tensorFromBytes(name, datatype, shape, body, 'view');
   }
-  return { request: { inputs: { [name]: tensor }, modelVersion }, outputs: undefined, binaryOutputs: undefined, binaryByDefault: true };
+  return { request: { inputs: { [name]: tensor }, modelVersion }, outputs: undefined, binaryOutputs: true };
 }

@@ -1,4 +1,4 @@
-import { InferenceError, type ModelConfig } from '@tritium/core';
+import { InferenceError, type LoadModelOptions } from '@tritium/core';
 import { modelConfigFromJson } from '../model-config-json.js';
 import { describe, invalid } from '../wire-values.js';
 import type { Handler } from './http-context.js';
@@ -9,20 +9,27 @@ import type { Route } from './routes.js';
 
 /** `POST /v2/repository/index`, optionally `{"ready": true}` for the ready models only. */
 export const repositoryIndex: Handler<Extract<Route, { kind: 'repository-index' }>> = async ({ server, bodyLimitBytes }, _route, req, res) => {
-  const ready = optionalBoolean(await optionalJsonBody(req, bodyLimitBytes, 'index request'), 'ready', 'the index request');
+  // Triton parses any depth here, so a 'ready' nested too deep to read is just not a boolean.
+  const body = await optionalJsonBody(req, bodyLimitBytes, 'index request', { tooDeep: (key) => (key === 'ready' ? notBoolean() : undefined) });
+  if (body?.ready !== undefined && typeof body.ready !== 'boolean') throw notBoolean();
+  const ready = body?.ready === true;
   const entries = (await server.repositoryIndex())
     .filter((entry) => !ready || entry.state === 'READY')
     .map(({ name, version, state, reason }) => (version === undefined ? { name, state, reason } : { name, version: String(version), state, reason }));
   sendJson(res, 200, JSON.stringify(entries));
 };
 
-/** `POST /v2/repository/models/{m}/load` (a config override in `parameters.config`) and `.../unload`. */
+function notBoolean(): InferenceError {
+  return invalid("Invalid value for 'ready': expected a boolean");
+}
+
+/** `POST /v2/repository/models/{m}/load` (a config override in `parameters.config`, model files in `parameters['file:<path>']`) and `.../unload`. */
 export const repositoryControl: Handler<Extract<Route, { kind: 'repository-control' }>> = async ({ server, bodyLimitBytes }, route, req, res) => {
   if (route.repository !== undefined) throw new InferenceError('UNSUPPORTED', "'repository_name' specification is not supported");
   const body = await optionalJsonBody(req, bodyLimitBytes, `${route.action} request`);
   const parameters = optionalObject(body, 'parameters', `the ${route.action} request`);
   if (route.action === 'load') {
-    await server.loadModel(route.model, { config: configOverride(parameters) });
+    await server.loadModel(route.model, loadOptions(parameters));
   } else {
     if (optionalBoolean(parameters, 'unload_dependents', 'the unload request parameters')) {
       throw new InferenceError('UNSUPPORTED', "'unload_dependents' is not supported: unload each model by name");
@@ -35,17 +42,28 @@ export const repositoryControl: Handler<Extract<Route, { kind: 'repository-contr
 /**
  * Triton's load parameters: `config`, the model configuration as a JSON string (protobuf's
  * JSON form, as the model-config endpoint writes it), which replaces config.pbtxt for this
- * load; `file:<path>` parameters (model files sent with the request) are not supported.
+ * load; `file:<path>`, a model file's contents in base64, which with `config` make the
+ * model directory the load reads (Triton's model file override).
  */
-function configOverride(parameters: JsonObject | undefined): ModelConfig | undefined {
-  let config: ModelConfig | undefined;
+function loadOptions(parameters: JsonObject | undefined): LoadModelOptions {
+  let config: LoadModelOptions['config'];
+  // No prototype: a file named `__proto__` is one like any other.
+  const files = Object.create(null) as Record<string, Uint8Array>;
   for (const [name, value] of Object.entries(parameters ?? {})) {
     if (typeof value !== 'string') throw invalid(`load parameter '${name}' must be a string, got ${describe(value)}`);
     if (name.startsWith('file:')) {
-      throw new InferenceError('UNSUPPORTED', `load parameter '${name}': model files cannot be sent with a load request; put them in the model repository`);
+      // Node's decoder refuses nothing: check first, so that a corrupt file is refused rather than loaded.
+      if (value.length % 4 !== 0 || !BASE64.test(value)) throw invalid(`load parameter '${name}' must be base64 text`);
+      files[name.slice('file:'.length)] = Buffer.from(value, 'base64');
+    } else if (name === 'config') {
+      // Parsed by the load itself: a bad override fails it as Triton's does (Invalid config override).
+      config = () => modelConfigFromJson(value);
+    } else {
+      throw invalid(`unknown load parameter '${name}': a load takes 'config' (the model configuration as JSON) and 'file:<path>' (a model file in base64)`);
     }
-    if (name !== 'config') throw invalid(`unknown load parameter '${name}': a load takes 'config' (the model configuration as JSON)`);
-    config = modelConfigFromJson(value);
   }
-  return config;
+  return { config, files };
 }
+
+/** Standard base64 with its padding, as Triton's clients send files. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

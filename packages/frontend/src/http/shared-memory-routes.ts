@@ -1,5 +1,6 @@
 import { InferenceError } from '@tritium/core';
 import type { Handler } from './http-context.js';
+import { cudaRegisterRefusal } from '../shared-memory/client-shared-memory.js';
 import { invalid } from '../wire-values.js';
 import { optionalJsonBody } from './request-body.js';
 import { optionalCount, optionalString, requiredField } from './request-json.js';
@@ -45,7 +46,7 @@ function cudaSharedMemory(route: SharedMemoryRoute, res: Parameters<Handler>[3])
       if (region !== undefined) throw new InferenceError('NOT_FOUND', `Unable to find cuda shared memory region: '${region}'`);
       return sendJson(res, 200, '[]');
     case 'register':
-      throw invalid(`failed to register CUDA shared memory region: '${region}', GPUs not supported`);
+      throw cudaRegisterRefusal(region ?? '');
     case 'unregister':
       return sendEmpty(res);
   }

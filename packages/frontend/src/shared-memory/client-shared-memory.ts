@@ -23,6 +23,15 @@ export const DEFAULT_MAX_SHARED_MEMORY_REGIONS = 1024;
 /** Triton's words (src/common.h) for a registration on a server that does not allow them. */
 const CLIENT_SHM_DISABLED = "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
 
+/**
+ * Why a CUDA region cannot be registered: there is no GPU memory here. In the words of
+ * Triton's GPU build for a handle it cannot open, which clients and Triton's QA match
+ * (its CPU build's "GPUs not supported" follows them).
+ */
+export function cudaRegisterRefusal(name: string): InferenceError {
+  return new InferenceError('INVALID_ARG', `failed to register shared memory region '${name}': invalid args (CUDA shared memory: GPUs not supported)`);
+}
+
 /** The server's registry as one frontend serves it, under that frontend's options. */
 export class ClientSharedMemory {
   constructor(

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
-import { invalid } from '../wire-values.js';
+import { InferenceError } from '@tritium/core';
 
 /**
  * Read-write; never through a symbolic link (the key is one name in /dev/shm, so its last
@@ -25,22 +25,22 @@ function regionPath(key: string): string {
 }
 
 /**
- * Opens the regular file `key` names, or throws INVALID_ARG saying why not (`what` names
- * the region). The type is checked on the descriptor, after opening, so the file checked
- * is the file used. The caller closes `fd`.
+ * Opens the regular file `key` names, or throws Triton's INTERNAL "Unable to open shared
+ * memory region" saying why not. The type is checked on the descriptor, after opening,
+ * so the file checked is the file used. The caller closes `fd`.
  */
-export function openRegionFile(key: string, what: string): RegionFile {
+export function openRegionFile(key: string): RegionFile {
+  const unable = (reason: string) => new InferenceError('INTERNAL', `Unable to open shared memory region: '${key}': ${reason}`);
   let fd: number;
   try {
     fd = openSync(regionPath(key), OPEN_FLAGS);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'it is a symbolic link' : (error as Error).message;
-    throw invalid(`unable to open ${what} (key '${key}'): ${reason}`);
+    throw unable((error as NodeJS.ErrnoException).code === 'ELOOP' ? 'it is a symbolic link' : (error as Error).message);
   }
   const stats = fstatSync(fd, { bigint: true });
   if (!stats.isFile()) {
     closeSync(fd);
-    throw invalid(`unable to open ${what} (key '${key}'): it is not a regular file`);
+    throw unable('it is not a regular file');
   }
   return { fd, dev: stats.dev, ino: stats.ino, size: Number(stats.size) };
 }

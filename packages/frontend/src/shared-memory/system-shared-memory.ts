@@ -62,10 +62,12 @@ export class SharedMemoryRegion implements SharedMemoryRegionStatus {
     this.whenIdle(this);
   }
 
-  /** Throws unless `ref` lies inside the region. */
+  /** Throws unless `ref` lies inside the region, in Triton's words: its offset must be inside (even for no bytes), then its end. */
   check(ref: SharedMemoryRef): void {
-    if (asCount(ref.offset) === undefined || asCount(ref.byteSize) === undefined || ref.offset + ref.byteSize > this.byteSize) {
-      throw invalid(`shared memory region '${ref.region}': offset ${ref.offset} + byte_size ${ref.byteSize} is outside its ${this.byteSize} bytes`);
+    const detail = `(offset ${ref.offset}, byte_size ${ref.byteSize}, of its ${this.byteSize} bytes)`;
+    if (asCount(ref.offset) === undefined || ref.offset >= this.byteSize) throw invalid(`Invalid offset for shared memory region: '${ref.region}' ${detail}`);
+    if (asCount(ref.byteSize) === undefined || ref.offset + ref.byteSize > this.byteSize) {
+      throw invalid(`Invalid offset + byte size for shared memory region: '${ref.region}' ${detail}`);
     }
   }
 
@@ -98,7 +100,7 @@ export class SharedMemoryRegion implements SharedMemoryRegionStatus {
   }
 
   private open(): number {
-    const file = openRegionFile(this.key, `shared memory region '${this.name}'`);
+    const file = openRegionFile(this.key);
     if (file.dev !== this.file.dev || file.ino !== this.file.ino) {
       closeSync(file.fd);
       throw invalid(`shared memory region '${this.name}': key '${this.key}' now names another file than the one registered`);
@@ -128,23 +130,24 @@ export class SystemSharedMemory {
     return this.regions.size + this.draining.size;
   }
 
+  /** Registers a region, in Triton's order of checks and with its words (src/shared_memory_manager.cc, src/common.cc), any detail of ours after them. */
   register(name: string, key: string, offset: number, byteSize: number): void {
     if (!name) throw invalid('a shared-memory region needs a name');
-    if (this.regions.has(name)) {
-      throw new InferenceError('ALREADY_EXISTS', `shared memory region '${name}' is already registered`);
+    const unslashed = key.replace(/^\/+/, '');
+    if (!unslashed) throw invalid(`cannot register shared memory region '${name}' - invalid shm key '${key}'`);
+    const reserved = RESERVED_KEY_PREFIXES.find((prefix) => unslashed.startsWith(prefix));
+    if (reserved) throw invalid(`cannot register shared memory region '${name}' with key '${key}' as the key contains the reserved prefix '${reserved}'`);
+    if (!/^\/?[^/\0]+$/.test(key) || unslashed === '.' || unslashed === '..') {
+      throw invalid(`cannot register shared memory region '${name}' - invalid shm key '${key}': not a POSIX shared-memory name (one '/' at most, at the start)`);
     }
-    if (!/^\/?[^/\0]+$/.test(key) || key === '/.' || key === '/..' || key === '.' || key === '..') {
-      throw invalid(`shared memory key '${key}' is not a POSIX shared-memory name (one '/' at most, at the start)`);
-    }
-    const reserved = RESERVED_KEY_PREFIXES.find((prefix) => key.replace(/^\//, '').startsWith(prefix));
-    if (reserved) throw invalid(`cannot register shared memory region '${name}' with key '${key}': keys starting '${reserved}' are the server's own`);
+    if (this.regions.has(name)) throw new InferenceError('ALREADY_EXISTS', `shared memory region '${name}' already in manager`);
     if (asCount(offset) === undefined || asCount(byteSize) === undefined) {
-      throw invalid(`shared memory region '${name}': offset and byte_size must be non-negative integers`);
+      throw invalid(`failed to register shared memory region '${name}': invalid args (offset and byte_size must be non-negative integers)`);
     }
-    const file = openRegionFile(key, `shared memory region '${name}'`);
+    const file = openRegionFile(key);
     closeSync(file.fd);
     if (offset + byteSize > file.size) {
-      throw invalid(`shared memory region '${name}': offset ${offset} + byte_size ${byteSize} exceeds the ${file.size} bytes of key '${key}'`);
+      throw invalid(`failed to register shared memory region '${name}': invalid args (offset ${offset} + byte_size ${byteSize} exceeds the ${file.size} bytes of key '${key}')`);
     }
     this.regions.set(name, new SharedMemoryRegion(name, key, offset, byteSize, file, (region) => this.draining.delete(region)));
   }
@@ -164,14 +167,15 @@ export class SystemSharedMemory {
 
   /** One region's status, or every region's. */
   status(name?: string): SharedMemoryRegionStatus[] {
-    const regions = name === undefined ? [...this.regions.values()] : [this.region(name)];
-    return regions.map(({ name, key, offset, byteSize }) => ({ name, key, offset, byteSize }));
+    const named = name === undefined ? undefined : this.regions.get(name);
+    if (name !== undefined && !named) throw new InferenceError('NOT_FOUND', `Unable to find system shared memory region: '${name}'`);
+    return (named ? [named] : [...this.regions.values()]).map(({ name, key, offset, byteSize }) => ({ name, key, offset, byteSize }));
   }
 
-  /** The region registered as `name`. */
+  /** The region registered as `name`, for a request that names it. */
   region(name: string): SharedMemoryRegion {
     const region = this.regions.get(name);
-    if (!region) throw new InferenceError('NOT_FOUND', `unable to find system shared memory region: '${name}'`);
+    if (!region) throw new InferenceError('NOT_FOUND', `Unable to find shared memory region: '${name}'`);
     return region;
   }
 

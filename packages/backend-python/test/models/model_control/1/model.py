@@ -7,13 +7,14 @@ class TritonPythonModel:
         responses = []
         for request in requests:
             op = pb_utils.get_input_tensor_by_name(request, "OP").as_numpy()[0].decode()
-            name = pb_utils.get_input_tensor_by_name(request, "NAME").as_numpy()[0].decode()
+            # Names as bytes (a BYTES element, numpy.bytes_) and as str: Triton takes both.
+            name = pb_utils.get_input_tensor_by_name(request, "NAME").as_numpy()[0]
             try:
                 if op == "load":
                     pb_utils.load_model(model_name=name)
                 elif op == "unload":
-                    pb_utils.unload_model(model_name=name)
-                ready = pb_utils.is_model_ready(model_name=name)
+                    pb_utils.unload_model(model_name=name.decode())
+                ready = pb_utils.is_model_ready(model_name=name, model_version=b"")
                 responses.append(
                     pb_utils.InferenceResponse(
                         output_tensors=[pb_utils.Tensor("READY", np.array([ready], dtype=np.bool_))]
