@@ -1,4 +1,4 @@
-import type { Logger } from './types.js';
+import type { Logger } from './contract/logger.js';
 
 /** The default logger: errors, warnings and information to the console; verbose messages dropped, as Triton logs without --log-verbose. */
 export const consoleLogger: Logger = {

@@ -2,6 +2,9 @@ export { InferenceServer } from './server.js';
 export { InferenceError, type InferenceErrorCode } from './errors.js';
 export { VERSION } from './version.js';
 export type * from './types.js';
+export type * from './contract/inference.js';
+export type { Logger } from './contract/logger.js';
+export type { LoadModelOptions, ModelServer } from './contract/model-server.js';
 
 export * from './config/index.js';
 export * from './tensor/index.js';
@@ -17,12 +20,10 @@ export type {
   InstanceHealth,
   ModelContext,
   ModelFiles,
-  ModelServer,
   ResponseSender,
-} from './backend/backend.js';
+} from './contract/backend.js';
 export { gatherBatchInput, scatterBatchOutputs } from './backend/batch.js';
 export type { ModelStatistics, DurationStat, BatchStat } from './observability/statistics.js';
-export type { SequenceOptions } from './scheduling/inference-request.js';
 export { batchInputTensor, batchInputTensors, type BatchInputConfig } from './backend/batch-inputs.js';
 export { controlInputNames } from './backend/control-inputs.js';
 export { scatterWithInputShape } from './backend/batch-outputs.js';

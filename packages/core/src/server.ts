@@ -8,6 +8,9 @@ import type { ResponseCache, ResponseCacheOptions } from './cache/response-cache
 import { decodeTensors, encodeTensors } from './cache/tensor-codec.js';
 import { ServerMetrics } from './observability/metrics.js';
 import type { NormalizedModelConfig } from './config/schema.js';
+import type { InferRequest, InferResponse, RunningInference } from './contract/inference.js';
+import type { Logger } from './contract/logger.js';
+import type { LoadModelOptions, ModelServer } from './contract/model-server.js';
 import { DEFAULT_MAX_INSTANCES_PER_MODEL } from './config/instance-limit.js';
 import { requestShape } from './config/request-shape.js';
 import { InferenceError } from './errors.js';
@@ -25,14 +28,9 @@ import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
 import { dataTypeFromConfig } from './tensor/datatype.js';
 import type { Tensor } from './tensor/tensor.js';
 import type {
-  InferRequest,
-  InferResponse,
-  LoadModelOptions,
-  Logger,
   ModelControlMode,
   ModelIndexEntry,
   ModelMetadata,
-  RunningInference,
   ServerEvents,
   ServerMetadata,
   ServerOptions,
@@ -49,7 +47,7 @@ const DEFAULT_LOAD_THREAD_COUNT = 4;
  * The embedded inference server: reads a Triton-style model repository, loads models
  * into backends and answers requests in-process. Emits `modelStateChanged`.
  */
-export class InferenceServer extends EventEmitter<ServerEvents> {
+export class InferenceServer extends EventEmitter<ServerEvents> implements ModelServer {
   private stopping: Promise<void> | undefined;
   private readonly manager: ModelManager;
   private readonly serverMetrics: ServerMetrics | undefined;

@@ -1,10 +1,8 @@
-import type { Backend } from './backend/backend.js';
 import type { ResponseCacheOptions } from './cache/response-cache.js';
-import type { MetricsOptions } from './observability/metrics.js';
-import type { ModelConfig } from './config/schema.js';
+import type { Backend } from './contract/backend.js';
+import type { Logger } from './contract/logger.js';
 import type { InferenceError } from './errors.js';
-import type { SequenceOptions } from './scheduling/inference-request.js';
-import type { Tensor, TensorInput } from './tensor/tensor.js';
+import type { MetricsOptions } from './observability/metrics.js';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -47,52 +45,6 @@ export interface ServerOptions {
   readonly modelLoadThreadCount?: number;
 }
 
-/** Log messages at Triton's levels. */
-export interface Logger {
-  error(message: string): void;
-  warn(message: string): void;
-  info(message: string): void;
-  verbose(message: string): void;
-}
-
-export interface InferRequest {
-  readonly inputs: Readonly<Record<string, TensorInput>>;
-  /** Output names to return; all when omitted. */
-  readonly outputs?: readonly string[];
-  /** The version to use; the highest ready one when omitted. */
-  readonly modelVersion?: number;
-  /** Echoed in the response, and named by errors that refuse the request. */
-  readonly id?: string;
-  /** A non-negative integer, for schedulers that use priorities. */
-  readonly priority?: number;
-  /** Triton's queue timeout (a non-negative integer): the default scheduler ignores it, as Triton's does. */
-  readonly timeoutMicroseconds?: number;
-  /** Aborting fails the request with CANCELLED; `AbortSignal.timeout(ms)` firing fails it with DEADLINE_EXCEEDED. */
-  readonly signal?: AbortSignal;
-  readonly parameters?: Readonly<Record<string, string | number | boolean>>;
-  readonly sequence?: SequenceOptions;
-}
-
-/** An inference under way (InferenceServer.startInference). */
-export interface RunningInference {
-  readonly response: Promise<InferResponse>;
-  /** Fails the request with CANCELLED at once, as aborting its signal would; nothing once it has ended. */
-  cancel(): void;
-}
-
-export interface InferResponse {
-  readonly id: string;
-  readonly modelName: string;
-  readonly modelVersion: number;
-  readonly outputs: Record<string, Tensor>;
-  /**
-   * inferStream() only: whether the model sent this response as its last (Triton's FINAL
-   * flag given with a response). A stream the model ends without a response (the flag
-   * alone) has no response marked final.
-   */
-  readonly final?: boolean;
-}
-
 export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
 
 /** One row of repositoryIndex(), as Triton's repository index reports it. */
@@ -109,22 +61,6 @@ export interface ServerEvents {
   modelStateChanged: (entry: ModelIndexEntry) => void;
   /** Poll mode: the repository could not be read (once per outage); loaded models keep serving. */
   repositoryError: (error: InferenceError) => void;
-}
-
-export interface LoadModelOptions {
-  /**
-   * Replaces the repository's config.pbtxt for this load: an object, pbtxt text, or a
-   * function that makes the object when the load's turn comes (a frontend parsing a
-   * client's JSON): what that function throws fails the load as an invalid override.
-   */
-  readonly config?: ModelConfig | string | (() => ModelConfig);
-  /**
-   * Triton's model file override: the model's files by path relative to its directory
-   * (`1/model.onnx`), loaded from a temporary directory instead of the repository. Needs
-   * `config`. The directory is removed when the model is unloaded, reloaded from elsewhere
-   * or the server stops.
-   */
-  readonly files?: Readonly<Record<string, Uint8Array>>;
 }
 
 export interface TensorMetadata {

@@ -3,7 +3,7 @@ import { InferenceError } from '../errors.js';
 import { dataTypeFromConfig } from '../tensor/datatype.js';
 import { elementCount } from '../tensor/shape.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { BackendRequest } from './backend.js';
+import type { BackendRequest } from '../contract/backend.js';
 import { requireInput } from './batch.js';
 
 /** One `batch_input` entry of a normalized config. */

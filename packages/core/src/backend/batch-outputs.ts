@@ -2,7 +2,7 @@ import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { elementCount, shapeToString } from '../tensor/shape.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { BackendRequest } from './backend.js';
+import type { BackendRequest } from '../contract/backend.js';
 import { requireInput, splitByShapes } from './batch.js';
 
 /**

@@ -3,7 +3,7 @@ import { concatTensorData, sliceTensorData } from '../tensor/data.js';
 import { typedArrayConstructor, type DataType, type TensorData } from '../tensor/datatype.js';
 import { elementCount, shapeToString } from '../tensor/shape.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { BackendRequest } from './backend.js';
+import type { BackendRequest } from '../contract/backend.js';
 import type { BatchBuffers, LendingRequest } from './batch-buffers.js';
 
 /** How gatherBatchInput joins an input. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BACKEND_MODEL_FILES } from '../config/platforms.js';
 import { InferenceError } from '../errors.js';
-import type { Backend } from './backend.js';
+import type { Backend } from '../contract/backend.js';
 
 /** Official backends, loaded on first use when installed but not passed to the server. */
 const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
+import type { Logger } from '../contract/logger.js';
 import { InferenceError } from '../errors.js';
-import type { Logger } from '../types.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { ResponseCache, ResponseCacheOptions } from './response-cache.js';
 

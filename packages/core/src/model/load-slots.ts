@@ -1,4 +1,4 @@
-import type { ModelServer } from '../backend/backend.js';
+import type { ModelServer } from '../contract/model-server.js';
 
 /**
  * At most `count` loads at once (Triton's --model-load-thread-count): a model's

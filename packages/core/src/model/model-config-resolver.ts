@@ -1,16 +1,16 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Backend, ModelFiles } from '../backend/backend.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { parseModelConfig, validateModelConfig, type ValidationLimits } from '../config/index.js';
 import { modelConfigError } from '../config/model-error.js';
 import { completeBackendFields, ENSEMBLE_PLATFORM, type BackendFields } from '../config/platforms.js';
 import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
+import type { Backend, ModelFiles } from '../contract/backend.js';
+import type { LoadModelOptions } from '../contract/model-server.js';
 import { InferenceError } from '../errors.js';
 import { readConfigText, type ModelSource } from '../repository/model-repository.js';
 import { selectVersions } from '../repository/version-policy.js';
 import { ENSEMBLE_BACKEND } from '../scheduling/ensemble-scheduler.js';
-import type { LoadModelOptions } from '../types.js';
 import { pathInside } from './path-inside.js';
 
 export interface ResolvedModel {

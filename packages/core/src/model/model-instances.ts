@@ -1,4 +1,4 @@
-import type { Backend, InstanceContext, ModelContext } from '../backend/backend.js';
+import type { Backend, InstanceContext, ModelContext } from '../contract/backend.js';
 import { checkInstanceCount } from '../config/instance-limit.js';
 import { InferenceError } from '../errors.js';
 

@@ -1,7 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BackendInstance, BackendRequest, ExecuteResult, ModelContext, ResponseSender } from '../backend/backend.js';
+import type { BackendInstance, BackendRequest, ExecuteResult, ModelContext, ResponseSender } from '../contract/backend.js';
 import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { deserializeBytesTensor } from '../tensor/bytes.js';

@@ -1,13 +1,14 @@
 import { requestShape } from '../config/request-shape.js';
 import type { NormalizedModelConfig } from '../config/schema.js';
+import type { InferRequest } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
 import type { RequestParameters, ValidatedRequest } from '../scheduling/inference-request.js';
 import { checkSequenceOptions, sequenceRequestCheck } from './sequence-request.js';
 import { describeValue } from '../tensor/convert.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
 import { mapVariableDims, shapeMatches, shapeToString } from '../tensor/shape.js';
-import { toTensor, type Tensor, type TensorInput } from '../tensor/tensor.js';
-import type { InferRequest } from '../types.js';
+import type { Tensor, TensorInput } from '../tensor/tensor.js';
+import { toTensor } from '../tensor/to-tensor.js';
 
 interface InputSpec {
   readonly datatype: DataType;

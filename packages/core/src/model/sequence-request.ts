@@ -1,6 +1,6 @@
 import type { NormalizedModelConfig } from '../config/schema.js';
+import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
-import type { SequenceOptions } from '../scheduling/inference-request.js';
 import { describeValue } from '../tensor/convert.js';
 
 const MAX_UINT64 = 2n ** 64n - 1n;

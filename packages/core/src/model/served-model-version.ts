@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../backend/backend.js';
+import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../contract/backend.js';
+import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { failureReason } from '../observability/failure-reason.js';
 import { ModelStatisticsRecorder, type LatencyObserver } from '../observability/statistics.js';
-import { InferenceRequest, type SequenceOptions, type ValidatedRequest } from '../scheduling/inference-request.js';
+import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
 import { ModelOutputs } from '../scheduling/model-outputs.js';

@@ -1,9 +1,8 @@
 import { Counter, Gauge, Registry, Summary } from 'prom-client';
-import type { Backend } from '../backend/backend.js';
-import type { ServedModelVersion } from '../model/served-model-version.js';
+import type { Backend } from '../contract/backend.js';
 import { BucketHistogram } from './bucket-histogram.js';
 import { FAILURE_REASONS } from './failure-reason.js';
-import type { LatencyObserver } from './statistics.js';
+import type { LatencyObserver, ModelStatisticsRecorder } from './statistics.js';
 import { registerSystemMetrics } from './system-metrics.js';
 
 /** What server.metrics() exports; the switches are named after Triton's --metrics-config keys. */
@@ -24,8 +23,20 @@ export interface MetricsOptions {
 
 /** Where the metrics read from at each scrape. */
 export interface MetricsSource {
-  servedVersions(): ServedModelVersion[];
+  servedVersions(): MeteredVersion[];
   backends(): Backend[];
+}
+
+/**
+ * What the metrics read of one served model version (ServedModelVersion is one): only
+ * this, so that observability need not import the model layer above it.
+ */
+export interface MeteredVersion {
+  readonly context: { readonly name: string };
+  readonly version: number;
+  readonly statistics: Pick<ModelStatisticsRecorder, 'current' | 'failures' | 'batchStats'>;
+  readonly loadDurationMs: number;
+  pendingCount(): number;
 }
 
 const LABELS = ['model', 'version'] as const;
@@ -35,7 +46,7 @@ const MICROSECOND_BUCKETS = Array.from({ length: 22 }, (_, i) => 10 * 2 ** i);
 const MILLISECOND_BUCKETS = Array.from({ length: 18 }, (_, i) => 2 ** i);
 
 type Labels = { model: string; version: string };
-const labelsOf = (served: ServedModelVersion): Labels => ({ model: served.context.name, version: String(served.version) });
+const labelsOf = (served: MeteredVersion): Labels => ({ model: served.context.name, version: String(served.version) });
 
 /**
  * Prometheus metrics with Triton's names and labels, on prom-client. Counters and gauges
@@ -70,7 +81,7 @@ export class ServerMetrics {
       name: string,
       help: string,
       kind: 'counter' | 'gauge',
-      read: (served: ServedModelVersion) => number | Array<[string | number, number]>,
+      read: (served: MeteredVersion) => number | Array<[string | number, number]>,
       extraLabel?: string,
     ) => {
       const Metric = kind === 'counter' ? Counter : Gauge;
@@ -89,7 +100,7 @@ export class ServerMetrics {
         },
       });
     };
-    const stats = (served: ServedModelVersion) => served.statistics.current();
+    const stats = (served: MeteredVersion) => served.statistics.current();
     fromStatistics('nv_inference_request_success', 'Number of successful inference requests, all batch sizes', 'counter', (s) => stats(s).inference_stats.success.count);
     fromStatistics(
       'nv_inference_request_failure',

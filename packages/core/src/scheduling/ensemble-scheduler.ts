@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Backend, ModelContext } from '../backend/backend.js';
+import type { Backend, ModelContext } from '../contract/backend.js';
 import type { NormalizedEnsembleScheduling } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';

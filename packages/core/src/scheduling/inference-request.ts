@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import type { BackendRequest } from '../backend/backend.js';
 import type { BatchBuffers } from '../backend/batch-buffers.js';
+import type { BackendRequest } from '../contract/backend.js';
+import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { onAbort } from './abort-watch.js';
@@ -8,13 +9,6 @@ import type { ModelOutputs } from './model-outputs.js';
 import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
 
 export type RequestParameters = Readonly<Record<string, string | number | boolean>>;
-
-export interface SequenceOptions {
-  /** Triton's correlation id: a non-negative integer (a bigint up to 2^64-1) or a non-empty string. */
-  readonly id: number | bigint | string;
-  readonly start?: boolean;
-  readonly end?: boolean;
-}
 
 /**
  * What the server's door hands to a scheduler: validated inputs and the caller's wishes.

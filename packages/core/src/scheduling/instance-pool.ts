@@ -1,4 +1,4 @@
-import type { InstanceHealth } from '../backend/backend.js';
+import type { InstanceHealth } from '../contract/backend.js';
 import { InferenceError } from '../errors.js';
 import type { InstanceRunner } from './instance-runner.js';
 

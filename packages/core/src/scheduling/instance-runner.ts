@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { BackendInstance, BackendRequest, ExecuteResult, ResponseSender } from '../backend/backend.js';
+import type { BackendInstance, BackendRequest, ExecuteResult, ResponseSender } from '../contract/backend.js';
 import { BatchBuffers, type LendingRequest } from '../backend/batch-buffers.js';
 import { InferenceError } from '../errors.js';
 import type { ModelStatisticsRecorder } from '../observability/statistics.js';

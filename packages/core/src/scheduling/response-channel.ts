@@ -1,4 +1,4 @@
-import type { ResponseSender } from '../backend/backend.js';
+import type { ResponseSender } from '../contract/backend.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { ModelOutputs } from './model-outputs.js';

@@ -1,6 +1,6 @@
+import type { InferResponse } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { InferResponse } from '../types.js';
 import type { ResponseSink } from './response-channel.js';
 
 interface ResponseOrigin {

@@ -1,4 +1,4 @@
-import type { ModelContext } from '../backend/backend.js';
+import type { ModelContext } from '../contract/backend.js';
 import { DefaultScheduler } from './default-scheduler.js';
 import { DynamicBatchScheduler } from './dynamic-batch-scheduler.js';
 import { EnsembleScheduler } from './ensemble-scheduler.js';

@@ -1,5 +1,6 @@
+import type { SequenceOptions } from '../contract/inference.js';
 import type { InferenceError } from '../errors.js';
-import type { InferenceRequest, SequenceOptions } from './inference-request.js';
+import type { InferenceRequest } from './inference-request.js';
 
 /** Decides when and on which instance of the model's InstancePool an accepted request runs. */
 export interface Scheduler {

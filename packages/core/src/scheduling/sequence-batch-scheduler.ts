@@ -1,8 +1,9 @@
 import { SequenceBatcher, type SequenceBatch, type SequenceBatcherOptions, type SequenceItem } from '@tritium/batcher';
 import type { NormalizedModelConfig } from '../config/schema.js';
+import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
 import { describeValue } from '../tensor/convert.js';
-import type { InferenceRequest, SequenceOptions } from './inference-request.js';
+import type { InferenceRequest } from './inference-request.js';
 import { noInstanceCanRun, type InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
 import { SequenceControls } from './sequence-controls.js';

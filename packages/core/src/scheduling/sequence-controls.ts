@@ -1,8 +1,8 @@
 import type { NormalizedModelConfig, SequenceControlKind } from '../config/schema.js';
+import type { SequenceOptions } from '../contract/inference.js';
 import { createTensorData } from '../tensor/data.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { SequenceOptions } from './inference-request.js';
 
 /** What a control tensor says about one batch slot. */
 export interface SlotControl {

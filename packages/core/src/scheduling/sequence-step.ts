@@ -1,8 +1,9 @@
 import type { BatchBuffers } from '../backend/batch-buffers.js';
+import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
 import { createTensorData } from '../tensor/data.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { InferenceRequest, RequestParameters, SequenceOptions } from './inference-request.js';
+import type { InferenceRequest, RequestParameters } from './inference-request.js';
 import type { DeliveringSender, ScheduledRequest } from './instance-runner.js';
 import type { SequenceControls } from './sequence-controls.js';
 import type { SequenceStates } from './sequence-states.js';

@@ -17,7 +17,7 @@ export type {
   TypedTensorData,
 } from './datatype.js';
 export { elementCount, isValidShape, mapVariableDims, shapeMatches, shapeToString } from './shape.js';
-export { toTensor } from './tensor.js';
+export { toTensor } from './to-tensor.js';
 export type { Tensor, TensorInput, TensorRole } from './tensor.js';
 export { concatTensorData, createTensorData, sliceTensorData, tensorByteSize, tensorBytes, tensorFromBytes } from './data.js';
 export { bytesElementToString, deserializeBytesTensor, serializeBytesTensor, serializedBytesSize } from './bytes.js';

@@ -11,7 +11,7 @@ import {
   validateModelConfig,
   type ModelConfig,
 } from '../../src/config/index.js';
-import type { Backend, ModelContext } from '../../src/backend/backend.js';
+import type { Backend, ModelContext } from '../../src/contract/backend.js';
 import { modelInstances } from '../../src/model/model-instances.js';
 import { fuzzParser, invalidArgMessage } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BackendInstance, BackendRequest, ExecuteResult } from '../../src/backend/backend.js';
+import type { BackendInstance, BackendRequest, ExecuteResult } from '../../src/contract/backend.js';
 import { InferenceError } from '../../src/errors.js';
 import { ModelStatisticsRecorder } from '../../src/observability/statistics.js';
 import { DefaultScheduler } from '../../src/scheduling/default-scheduler.js';

@@ -42,7 +42,7 @@ export async function serve(options: ServeOptions, logger: Logger): Promise<Runn
     }
   };
   try {
-    if (options.grpc) await start('GRPCInferenceService', () => startGrpcFrontend(server, { ...options.grpc, closeTimeoutMs: SERVICE_CLOSE_TIMEOUT_MS }));
+    if (options.grpc) await start('GRPCInferenceService', () => startGrpcFrontend(server, { ...options.grpc, closeTimeoutMs: SERVICE_CLOSE_TIMEOUT_MS, logger }));
     if (options.http) await start('HTTPService', () => startHttpFrontend(server, { ...options.http!, closeTimeoutMs: SERVICE_CLOSE_TIMEOUT_MS }));
     if (options.metrics) await start('Metrics Service', () => startMetricsFrontend(server, { ...options.metrics, closeTimeoutMs: SERVICE_CLOSE_TIMEOUT_MS }));
   } catch (error) {

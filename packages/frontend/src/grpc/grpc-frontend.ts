@@ -1,10 +1,12 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import { InferenceError, type InferenceServer } from '@tritium/core';
+import { InferenceError, type InferenceServer, type Logger } from '@tritium/core';
 import { integerOption, listenSettings } from '../frontend-options.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
 import { modelFacts } from '../model-facts.js';
+import { invalid } from '../wire-values.js';
 import { ApiRestrictions, type RestrictedApis } from '../restricted-api.js';
 import { attachSharedMemory, type SharedMemoryOptions } from '../shared-memory/client-shared-memory.js';
+import { routeGrpcLogging } from './grpc-logging.js';
 import { healthService } from './health-service.js';
 import { inferenceService } from './inference-service.js';
 import { loadServiceDefinitions } from './proto-definitions.js';
@@ -30,6 +32,15 @@ export interface GrpcFrontendOptions extends ListenOptions, SharedMemoryOptions 
    * (Triton's --grpc-restricted-protocol); others get UNAVAILABLE. Default: none restricted.
    */
   readonly restrictedApis?: RestrictedApis;
+  /**
+   * Where @grpc/grpc-js's own log lines go (a port it cannot bind, say), from the start
+   * until close() resolves, as errors, info and verbose lines prefixed `@grpc/grpc-js: `.
+   * grpc-js has one logger per process, which its clients use too: while several
+   * frontends with a logger run, the most recently started gets every line, and when the
+   * last closes grpc-js gets its previous logger back. Default: grpc-js's own, which
+   * writes to stderr (`E No address added out of total 1 resolved`).
+   */
+  readonly logger?: Logger;
 }
 
 /** gRPC's own bound on a message: its length prefix is 32 bits, read as signed. */
@@ -45,6 +56,7 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
   const { host, port: requestedPort, closeTimeoutMs } = listenSettings(FRONTEND, options, 8001);
   const maxReceive = integerOption(FRONTEND, 'maxReceiveMessageBytes', options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES, 1, MAX_MESSAGE_BYTES);
   const maxSend = integerOption(FRONTEND, 'maxSendMessageBytes', options.maxSendMessageBytes ?? MAX_MESSAGE_BYTES, 1, MAX_MESSAGE_BYTES);
+  const logger = loggerOption(options.logger);
 
   const definitions = loadServiceDefinitions();
   // Channelz stays on though nothing serves it: without it @grpc/grpc-js (1.14) does not
@@ -57,10 +69,13 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
   grpcServer.addService(definitions.inference, restrictService(inferenceService(context), restrictions));
   grpcServer.addService(definitions.health, restrictService(healthService(server), restrictions));
 
+  // From here until close() resolves, grpc-js's log lines go to the logger given.
+  const unrouteLogging = logger ? routeGrpcLogging(logger) : () => {};
   let port: number;
   try {
     port = await bind(grpcServer, host, requestedPort);
   } catch (error) {
+    unrouteLogging();
     release();
     throw new InferenceError('UNAVAILABLE', `the gRPC frontend cannot listen on ${host}:${requestedPort}: ${(error as Error).message}`);
   }
@@ -70,9 +85,20 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
     port,
     close: () => {
       context.closing = true;
-      return (stopped ??= shutdown(grpcServer, closeTimeoutMs).finally(release));
+      return (stopped ??= shutdown(grpcServer, closeTimeoutMs).finally(() => {
+        release();
+        unrouteLogging();
+      }));
     },
   };
+}
+
+/** The `logger` option, checked for the methods grpc-js's lines are handed to. */
+function loggerOption(logger: Logger | undefined): Logger | undefined {
+  if (logger === undefined) return undefined;
+  const missing = (['error', 'info', 'verbose'] as const).filter((level) => typeof (logger as Partial<Logger> | null)?.[level] !== 'function');
+  if (missing.length > 0) throw invalid(`${FRONTEND} option \`logger\` must have the methods error, info and verbose; it lacks ${missing.join(', ')}`);
+  return logger;
 }
 
 function bind(grpcServer: Server, host: string, port: number): Promise<number> {

@@ -1,8 +1,8 @@
 import type { ModelConfig, NormalizedModelConfig } from '../config/schema.js';
-import type { SequenceOptions } from '../scheduling/inference-request.js';
-import type { InferenceServer } from '../server.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { Logger } from '../types.js';
+import type { SequenceOptions } from './inference.js';
+import type { Logger } from './logger.js';
+import type { ModelServer } from './model-server.js';
 
 /**
  * Triton's backend API in three levels: a Backend (one per kind, e.g. onnxruntime)
@@ -64,9 +64,6 @@ export interface ModelContext extends ModelFiles {
   /** The server's logger, for what a model reports (Triton's model logging). */
   readonly logger: Logger;
 }
-
-/** What a model may ask of the server that loads it: the same calls an application makes. */
-export type ModelServer = Pick<InferenceServer, 'infer' | 'startInference' | 'inferStream' | 'loadModel' | 'unloadModel' | 'isModelReady' | 'modelConfig'>;
 
 export interface BackendModel {
   /** A line shown in the model's state, e.g. which runtime serves it. */
