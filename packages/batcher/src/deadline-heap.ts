@@ -19,24 +19,27 @@ export class DeadlineHeap<T> {
   push(slot: QueueSlot<T>): void {
     slot.heapIndex = this.slots.length;
     this.slots.push(slot);
-    this.siftUp(slot.heapIndex);
+    this.siftUp(slot);
   }
 
   remove(slot: QueueSlot<T>): void {
     const index = slot.heapIndex;
-    const last = this.slots.pop()!;
+    const last = this.slots.pop();
+    if (last === undefined) throw new Error('DeadlineHeap.remove: the heap is empty');
     slot.heapIndex = -1;
     if (last === slot) return;
     this.place(last, index);
-    this.siftDown(index);
-    this.siftUp(last.heapIndex);
+    this.siftDown(last);
+    this.siftUp(last);
   }
 
-  private siftUp(index: number): void {
-    const slot = this.slots[index];
+  /** Moves `slot` (already at `slot.heapIndex`) up past every parent that expires after it. */
+  private siftUp(slot: QueueSlot<T>): void {
+    let index = slot.heapIndex;
     while (index > 0) {
       const parentIndex = (index - 1) >> 1;
       const parent = this.slots[parentIndex];
+      if (parent === undefined) throw new Error(`DeadlineHeap: no parent at ${parentIndex} of ${this.slots.length}`);
       if (!expiresBefore(slot, parent)) break;
       this.place(parent, index);
       index = parentIndex;
@@ -44,16 +47,22 @@ export class DeadlineHeap<T> {
     this.place(slot, index);
   }
 
-  private siftDown(index: number): void {
-    const slot = this.slots[index];
-    const count = this.slots.length;
+  /** Moves `slot` (already at `slot.heapIndex`) down past every child that expires before it. */
+  private siftDown(slot: QueueSlot<T>): void {
+    let index = slot.heapIndex;
     for (;;) {
-      let child = 2 * index + 1;
-      if (child >= count) break;
-      if (child + 1 < count && expiresBefore(this.slots[child + 1], this.slots[child])) child++;
-      if (!expiresBefore(this.slots[child], slot)) break;
-      this.place(this.slots[child], index);
-      index = child;
+      let childIndex = 2 * index + 1;
+      let child = this.slots[childIndex];
+      // past the end: `index` is a leaf
+      if (child === undefined) break;
+      const right = this.slots[childIndex + 1];
+      if (right !== undefined && expiresBefore(right, child)) {
+        childIndex++;
+        child = right;
+      }
+      if (!expiresBefore(child, slot)) break;
+      this.place(child, index);
+      index = childIndex;
     }
     this.place(slot, index);
   }

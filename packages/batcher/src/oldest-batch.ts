@@ -23,13 +23,15 @@ export function chooseOldestBatch<T extends SequenceItem>(
   const candidates = slots
     .filter((sequence): sequence is Sequence<T> => sequence !== undefined && sequence.ready)
     .sort((a, b) => a.headReadyAt - b.headReadyAt);
-  if (candidates.length === 0) return undefined;
-
   const pending = candidates.slice(0, rules.maxBatchSize);
+  // none ready (maxBatchSize is at least 1: SequenceBatcher refuses less)
+  const [head] = pending;
+  if (head === undefined) return undefined;
+
   const listed = rules.preferredBatchSizes.filter((size) => size <= rules.maxBatchSize);
   // As Triton's config normalization: no preferred size means max_batch_size.
   const sizes = listed.length > 0 ? listed : [rules.maxBatchSize];
-  const oldest = pending[0].headReadyAt;
+  const oldest = head.headReadyAt;
   const run = {
     count: pending.length,
     rows: pending.length,

@@ -81,7 +81,7 @@ export class PriorityQueue<T extends QueuedItem> {
 
   enqueue(item: T, now: number): EnqueueResult {
     this.expire(now);
-    const level = this.levels[this.levelIndex(item.priority)];
+    const level = this.level(this.levelIndex(item.priority));
     const { maxQueueSize } = level.policy;
     // Triton refuses the newcomer; nothing already queued is dropped.
     if (maxQueueSize > 0 && level.size >= maxQueueSize) return level.refusal;
@@ -149,14 +149,20 @@ export class PriorityQueue<T extends QueuedItem> {
     return priority >= 1 && priority <= this.options.priorityLevels ? priority - 1 : this.defaultLevelIndex;
   }
 
+  private level(index: number): Level<T> {
+    const level = this.levels[index];
+    if (level === undefined) throw new RangeError(`priority level ${index + 1} is not in [1, ${this.levels.length}]`);
+    return level;
+  }
+
   /** Each level owns two lists: ranks 2i (waiting) and 2i + 1 (delayed). */
   private levelOf(slot: QueueSlot<T>): Level<T> {
-    return this.levels[slot.list!.rank >> 1];
+    return this.level(slot.list!.rank >> 1);
   }
 
   private firstFrom(rank: number): QueueSlot<T> | undefined {
     for (; rank < this.lists.length; rank++) {
-      const head = this.lists[rank].head;
+      const head = this.lists[rank]?.head;
       if (head) return head;
     }
     return undefined;

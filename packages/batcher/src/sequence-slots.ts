@@ -18,14 +18,15 @@ export class SequenceSlots<S> {
 
   /** The holders of one instance's slots, by slot index. */
   of(instance: number): readonly (S | undefined)[] {
-    return this.holders[instance];
+    return this.row(instance);
   }
 
   /** Seats `holder` in the best free slot; undefined when every slot is taken. */
   seat(holder: S): SlotRef | undefined {
-    if (this.free.length === 0) return undefined;
-    const code = this.free[0];
-    const last = this.free.pop()!;
+    const last = this.free.pop();
+    if (last === undefined) return undefined;
+    // The root is the best free slot; when `last` was the only one, it is the root itself.
+    const code = this.free[0] ?? last;
     if (this.free.length > 0) this.siftDown(last);
     const ref = { instance: code % this.instances, slot: Math.floor(code / this.instances) };
     this.assign(ref, holder);
@@ -34,24 +35,33 @@ export class SequenceSlots<S> {
 
   /** Hands an occupied slot straight to another holder (a promoted backlog sequence). */
   assign(ref: SlotRef, holder: S): void {
-    this.holders[ref.instance][ref.slot] = holder;
+    this.row(ref.instance)[ref.slot] = holder;
   }
 
   release(ref: SlotRef): void {
-    this.holders[ref.instance][ref.slot] = undefined;
+    this.row(ref.instance)[ref.slot] = undefined;
     this.siftUp(ref.slot * this.instances + ref.instance);
   }
 
+  private row(instance: number): (S | undefined)[] {
+    const holders = this.holders[instance];
+    if (holders === undefined) throw new RangeError(`instance ${instance} is not in [0, ${this.instances})`);
+    return holders;
+  }
+
   private siftUp(code: number): void {
-    let at = this.free.length;
-    this.free.push(code);
+    const heap = this.free;
+    let at = heap.length;
+    heap.push(code);
     while (at > 0) {
       const parent = (at - 1) >> 1;
-      if (this.free[parent] <= code) break;
-      this.free[at] = this.free[parent];
+      const above = heap[parent];
+      if (above === undefined) throw new Error(`SequenceSlots: free-slot heap has no entry ${parent} of ${heap.length}`);
+      if (above <= code) break;
+      heap[at] = above;
       at = parent;
     }
-    this.free[at] = code;
+    heap[at] = code;
   }
 
   /** Puts `code` at the root and moves it down to its place. */
@@ -60,10 +70,16 @@ export class SequenceSlots<S> {
     let at = 0;
     for (;;) {
       let child = 2 * at + 1;
-      if (child >= heap.length) break;
-      if (child + 1 < heap.length && heap[child + 1] < heap[child]) child++;
-      if (heap[child] >= code) break;
-      heap[at] = heap[child];
+      let below = heap[child];
+      // past the end: `at` is a leaf
+      if (below === undefined) break;
+      const right = heap[child + 1];
+      if (right !== undefined && right < below) {
+        child++;
+        below = right;
+      }
+      if (below >= code) break;
+      heap[at] = below;
       at = child;
     }
     heap[at] = code;

@@ -47,7 +47,7 @@ export class Sequence<T extends SequenceItem> {
 
   /** False once its latest item is an END: only a START may follow. */
   get open(): boolean {
-    const latest = this.queue.length > 0 ? this.queue[this.queue.length - 1].item : this.running;
+    const latest = this.queue.at(-1)?.item ?? this.running;
     return !latest?.end;
   }
 
@@ -57,12 +57,12 @@ export class Sequence<T extends SequenceItem> {
 
   /** When the head item was enqueued (direct: the queue delay counts from here). */
   get headEnqueuedAt(): number {
-    return this.queue[0].enqueuedAt;
+    return this.head().enqueuedAt;
   }
 
   /** When the head item became a candidate (oldest: its dynamic batcher sees it only then). */
   get headReadyAt(): number {
-    return Math.max(this.queue[0].enqueuedAt, this.lastCompletedAt);
+    return Math.max(this.head().enqueuedAt, this.lastCompletedAt);
   }
 
   push(item: T, now: number): void {
@@ -71,7 +71,8 @@ export class Sequence<T extends SequenceItem> {
 
   /** Takes the head item into a batch. */
   dispatch(): T {
-    const { item } = this.queue.shift()!;
+    const { item } = this.head();
+    this.queue.shift();
     this.running = item;
     return item;
   }
@@ -84,6 +85,12 @@ export class Sequence<T extends SequenceItem> {
   /** Takes out every queued item (a running one stays until it completes). */
   takeQueued(): T[] {
     return this.queue.splice(0).map((queued) => queued.item);
+  }
+
+  private head(): QueuedItem<T> {
+    const head = this.queue[0];
+    if (head === undefined) throw new Error(`sequence '${this.key}' has no queued item`);
+    return head;
   }
 
   /** Drops a queued item; false when it is not queued here. */

@@ -410,7 +410,7 @@ describe('DynamicBatcher: under load', () => {
     });
     const items = Array.from({ length: 100_000 }, (_, i) => item(`i${i}`, { timeoutMicroseconds: 1_000_000 + (i % 997) * 1000 }));
     for (const each of items) batcher.enqueue(each);
-    for (let i = 0; i < items.length; i += 2) batcher.remove(items[i]);
+    for (const [i, each] of items.entries()) if (i % 2 === 0) batcher.remove(each);
     const sent: Item[] = [];
     for (let next = batcher.nextBatch(); next.batch; next = batcher.nextBatch()) {
       sent.push(...next.batch);

@@ -127,7 +127,7 @@ describe('PriorityQueue', () => {
   it('remove() takes an item out of the middle of a level and of its delayed items', () => {
     const delay = policy({ timeoutAction: 'DELAY', defaultTimeoutMicroseconds: 100 });
     const queue = queueOf({ defaultQueuePolicy: delay });
-    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((name) => item(name));
+    const [a, b, c, d] = [item('a'), item('b'), item('c'), item('d')];
     queue.enqueue(a, 0);
     queue.enqueue(b, 0);
     queue.enqueue(c, 200);

@@ -17,7 +17,7 @@ export function classify(name: string, tensor: Tensor, count: number, batched: b
   if (!print) throw invalid(`class result not available for output '${name}' due to unsupported type '${datatype}'`);
   // Typed arrays: numbers, or bigints for the 64-bit integers (compared and printed exactly).
   const values = tensor.data as ArrayLike<number | bigint>;
-  const batchSize = batched && tensor.shape.length > 0 ? tensor.shape[0]! : 0;
+  const batchSize = batched ? (tensor.shape[0] ?? 0) : 0;
   const classes = batchSize > 0 ? values.length / batchSize : values.length;
   const k = Math.min(count, classes);
   const data: string[] = [];

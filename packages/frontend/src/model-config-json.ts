@@ -58,7 +58,7 @@ function fieldValue(field: protobuf.Field, value: unknown, at: string): unknown 
     return Object.fromEntries(
       Object.entries(value).map(([key, element]) => {
         // JSON keys are strings; a map with integer keys takes decimal ones.
-        if (field.keyType !== 'string' && !fitsScalar(field.keyType, key)) throw misfit(`${at} key`, SCALARS[field.keyType]!.expected, key);
+        if (field.keyType !== 'string' && !fitsScalar(field.keyType, key)) throw misfit(`${at} key`, scalar(field.keyType)?.expected ?? field.keyType, key);
         return [key, single(field, element, `${at}["${key}"]`)];
       }),
     );
@@ -120,8 +120,13 @@ const SCALARS: Readonly<Record<string, { readonly expected: string; fits(value: 
   bytes: { expected: 'base64 text', fits: (value) => typeof value === 'string' && BASE64.test(value) },
 };
 
+/** The scalar type named `type`; undefined for a message or enum type (and for `__proto__`). */
+function scalar(type: string): (typeof SCALARS)[string] | undefined {
+  return Object.hasOwn(SCALARS, type) ? SCALARS[type] : undefined;
+}
+
 function fitsScalar(type: string, value: unknown): boolean {
-  return Object.hasOwn(SCALARS, type) && SCALARS[type]!.fits(value);
+  return scalar(type)?.fits(value) ?? false;
 }
 
 function misfit(at: string, expected: string, value: unknown) {

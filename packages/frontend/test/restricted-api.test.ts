@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Metadata, status, type Client, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import { Metadata, status, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '@tritium/core';
 import { parseCommandLine, UsageError, type ServeOptions } from '../src/cli/arguments.js';
@@ -9,7 +9,7 @@ import { serve, type RunningService } from '../src/cli/serve.js';
 import { loadServiceDefinitions } from '../src/grpc/proto-definitions.js';
 import { RPC_CATEGORIES } from '../src/grpc/restricted-rpcs.js';
 import { ApiRestrictions, parseRestrictedApis, type RestrictedApis } from '../src/restricted-api.js';
-import { GrpcClient, expectStatus, raw, useGrpcFixture, type Message } from './helpers/grpc-fixture.js';
+import { GrpcClient, expectStatus, raw, useGrpcFixture, type Message, type RpcClient } from './helpers/grpc-fixture.js';
 import { SIMPLE } from './helpers/grpc-models.js';
 import { startHttpFixture } from './helpers/http-fixture.js';
 import { simpleModel } from './helpers/http-models.js';
@@ -126,10 +126,12 @@ describe('HTTP frontend with restricted APIs', () => {
 });
 
 /** A unary call sending `metadata`. */
-function callWith(client: Client & Record<string, Function>, rpc: string, request: object, metadata: Record<string, string>): Promise<Message> {
+function callWith(client: RpcClient, rpc: string, request: object, metadata: Record<string, string>): Promise<Message> {
+  const call = client[rpc];
+  if (call === undefined) return Promise.reject(new Error(`the client has no rpc '${rpc}'`));
   const sent = new Metadata();
   for (const [key, value] of Object.entries(metadata)) sent.set(key, value);
-  return new Promise((resolve, reject) => client[rpc]!(request, sent, (error: ServiceError | null, response: Message) => (error ? reject(error) : resolve(response))));
+  return new Promise((resolve, reject) => call.call(client, request, sent, (error: ServiceError | null, response: Message) => (error ? reject(error) : resolve(response))));
 }
 
 const ADMIN_METADATA = { 'triton-grpc-protocol-admin-key': 'secret' };

@@ -176,7 +176,10 @@ function serveOptions(given: GivenFlags): ServeOptions {
     metrics: service('allow-metrics', given.last('metrics-address') ?? httpAddress, 'metrics-port', DEFAULTS.metricsPort),
     backends: backends.settings,
     log: logSettings(given),
-    ignored: [...given.names().filter((name) => IGNORED[name]).map((name) => ({ flag: `--${name}`, why: IGNORED[name]! })), ...backends.ignored],
+    ignored: [...given.names().flatMap((name) => {
+      const why = IGNORED[name];
+      return why ? [{ flag: `--${name}`, why }] : [];
+    }), ...backends.ignored],
   };
   checkPortCollisions(options);
   return options;
@@ -236,7 +239,6 @@ function metricsOptions(settings: readonly string[]): MetricsOptions {
 
 /** Triton's --cache-config <cache>,<setting>=<value>: one cache, local or redis. */
 function responseCacheOptions(settings: readonly string[]): ResponseCacheOptions | undefined {
-  if (settings.length === 0) return undefined;
   const caches = new Map<string, Map<string, string>>();
   for (const setting of settings) {
     const comma = setting.indexOf(',');
@@ -246,7 +248,10 @@ function responseCacheOptions(settings: readonly string[]): ResponseCacheOptions
     caches.set(cache, (caches.get(cache) ?? new Map()).set(key, value));
   }
   if (caches.size > 1) throw new UsageError(`--cache-config names ${[...caches.keys()].join(' and ')}: tritium runs one response cache`);
-  const [[cache, values]] = caches;
+  const [only] = caches;
+  // no --cache-config: no response cache
+  if (only === undefined) return undefined;
+  const [cache, values] = only;
   if (cache === 'local') return localCache(values);
   if (cache === 'redis') return redisCache(values);
   throw new UsageError(`--cache-config: unknown cache '${cache}' (tritium has local and redis)`);
@@ -315,12 +320,15 @@ function checkFixed(given: GivenFlags): void {
 
 /** As Triton: two services on one address cannot share a port (0 picks a free one each). */
 function checkPortCollisions(options: ServeOptions): void {
-  const services = (['http', 'grpc', 'metrics'] as const).filter((name) => options[name] && options[name].port !== 0);
+  const services = (['http', 'grpc', 'metrics'] as const).flatMap((name) => {
+    const address = options[name];
+    return address && address.port !== 0 ? [{ name, address }] : [];
+  });
   for (const [i, first] of services.entries()) {
     for (const second of services.slice(i + 1)) {
-      const [a, b] = [options[first]!, options[second]!];
+      const [a, b] = [first.address, second.address];
       if (a.host === b.host && a.port === b.port) {
-        throw new UsageError(`--${first}-port and --${second}-port are both ${a.port} on ${a.host}: each service needs its own port`);
+        throw new UsageError(`--${first.name}-port and --${second.name}-port are both ${a.port} on ${a.host}: each service needs its own port`);
       }
     }
   }

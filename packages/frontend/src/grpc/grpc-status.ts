@@ -38,12 +38,16 @@ const ELLIPSIS = '…';
  * encodeURI, which throws on half a surrogate pair, and the throw escapes the call) and
  * cut at a whole character to MAX_STATUS_MESSAGE_BYTES, an ellipsis marking the cut.
  */
+function isContinuationByte(byte: number | undefined): boolean {
+  return byte !== undefined && (byte & 0xc0) === 0x80;
+}
+
 function statusMessage(message: string): string {
   // Decoding its own UTF-8 replaces any lone surrogate with U+FFFD.
   const utf8 = Buffer.from(message, 'utf8');
   if (utf8.length <= MAX_STATUS_MESSAGE_BYTES) return utf8.toString('utf8');
   let end = MAX_STATUS_MESSAGE_BYTES - Buffer.byteLength(ELLIPSIS);
   // Back to the start of a character: continuation bytes are 0b10xxxxxx.
-  while ((utf8[end]! & 0xc0) === 0x80) end--;
+  while (isContinuationByte(utf8[end])) end--;
   return utf8.toString('utf8', 0, end) + ELLIPSIS;
 }

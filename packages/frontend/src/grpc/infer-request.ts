@@ -76,8 +76,7 @@ function decodeInputs(message: InferRequestMessage, regions: RequestRegions): Re
   const inputs: Record<string, TensorInput> = Object.create(null);
   const specs = inputSpecs(message);
   let nextRaw = 0;
-  message.inputs.forEach((input, i) => {
-    const { name, datatype, shape } = specs[i]!;
+  for (const { input, name, datatype, shape } of specs) {
     const shared = sharedMemoryInput(regions, name, datatype, shape, parameterValues(input.parameters, `input '${name}'`));
     if (shared) {
       if (input.contents) throw invalid(`input '${name}': 'contents' cannot be given with shared memory`);
@@ -90,15 +89,15 @@ function decodeInputs(message: InferRequestMessage, regions: RequestRegions): Re
       if (!bytes) throw invalid(`input '${name}': no data (no contents, no shared memory, and no raw_input_contents entry left for it)`);
       inputs[name] = tensorFromBytes(name, datatype, shape, bytes, 'view');
     }
-  });
+  }
   if (nextRaw < raw.length) {
     throw invalid(`raw_input_contents holds ${raw.length} entries, but only ${nextRaw} of the request's inputs read raw data`);
   }
   return inputs;
 }
 
-/** Each input's name (once each), datatype and shape, checked; BYTES elements counted against the request's budget. */
-function inputSpecs(message: InferRequestMessage): { name: string; datatype: DataType; shape: number[] }[] {
+/** Each input with its name (once each), datatype and shape, checked; BYTES elements counted against the request's budget. */
+function inputSpecs(message: InferRequestMessage): { input: InferRequestMessage['inputs'][number]; name: string; datatype: DataType; shape: number[] }[] {
   const names = new Set<string>();
   const bytesElements = new BytesElementBudget();
   return message.inputs.map((input) => {
@@ -109,7 +108,7 @@ function inputSpecs(message: InferRequestMessage): { name: string; datatype: Dat
     if (!isDataType(datatype)) throw invalid(`input '${name}': unknown datatype '${datatype}'`);
     const shape = shapeOf(name, input.shape);
     bytesElements.take(name, datatype, shape);
-    return { name, datatype, shape };
+    return { input, name, datatype, shape };
   });
 }
 

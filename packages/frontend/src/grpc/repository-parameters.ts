@@ -15,8 +15,7 @@ export function loadOptions(parameters: RepositoryParameters): LoadModelOptions 
   let config: LoadModelOptions['config'];
   // No prototype: a file named `__proto__` is one like any other.
   const files = Object.create(null) as Record<string, Uint8Array>;
-  for (const name in parameters) {
-    const parameter = parameters[name]!;
+  for (const [name, parameter] of Object.entries(parameters)) {
     if (name === 'config') {
       if (parameter.parameter_choice !== 'string_param') throw wrongType(name, 'string_param');
       const text = parameterValue(parameter, name, 'load') as string;

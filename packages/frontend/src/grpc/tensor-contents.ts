@@ -42,9 +42,11 @@ const FIXED_SIZE = { fixed32: 4, fixed64: 8 } as const;
  */
 export function tensorFromContents(model: string, name: string, datatype: DataType, shape: number[], contents: EncodedTensorContents): TensorInput {
   const what = `input '${name}': contents`;
+  // by field number (FIELDS are numbered 1 to FIELDS.length)
   const counts = new Array<number>(FIELDS.length + 1).fill(0);
-  forEachRun(contents, what, (field, start, end) => (counts[field.number] += countElements(field.encoding, contents, start, end, what)));
-  const [field, second] = FIELDS.filter((f) => counts[f.number]! > 0);
+  const countOf = (f: Field): number => counts[f.number] ?? 0;
+  forEachRun(contents, what, (f, start, end) => (counts[f.number] = countOf(f) + countElements(f.encoding, contents, start, end, what)));
+  const [field, second] = FIELDS.filter((f) => countOf(f) > 0);
   const explicit = `unexpected explicit tensor data for input tensor '${name}' for model '${model}'`;
   if (field && !(field.carries as readonly DataType[]).includes(datatype)) {
     const home = FIELDS.find((f) => (f.carries as readonly DataType[]).includes(datatype));
@@ -52,8 +54,8 @@ export function tensorFromContents(model: string, name: string, datatype: DataTy
     // A field that does not carry the datatype is read as its widest type (int_contents as INT32), as Triton reads it.
     throw invalid(`${explicit} of type '${field.carries.at(-1)}', expected datatype '${datatype}' (${where})`);
   }
-  if (second) throw invalid(`${explicit}, binary data was already supplied. (${field!.name} and ${second.name} both hold data)`);
-  const count = field ? counts[field.number]! : 0;
+  if (field && second) throw invalid(`${explicit}, binary data was already supplied. (${field.name} and ${second.name} both hold data)`);
+  const count = field ? countOf(field) : 0;
   const expected = elementCount(shape);
   if (count !== expected) {
     throw invalid(`input '${name}': expected ${expected} elements for shape ${shapeToString(shape)}, got ${count}${field ? ` in ${field.name}` : ''}`);
@@ -95,7 +97,8 @@ function countElements(encoding: Encoding, bytes: Uint8Array, start: number, end
     if ((end - start) % size !== 0) throw invalid(`${what} are malformed: a packed run of ${end - start} bytes is not a whole number of ${size}-byte values`);
     return (end - start) / size;
   }
-  if (end > start && bytes[end - 1]! & 0x80) throw invalid(`${what} are malformed: a packed run ends inside a varint`);
+  const last = end > start ? bytes[end - 1] : undefined;
+  if (last !== undefined && last & 0x80) throw invalid(`${what} are malformed: a packed run ends inside a varint`);
   return countVarints(bytes, start, end);
 }
 

@@ -30,9 +30,9 @@ const NONE: RequestParameters = { options: {}, emptyFinalResponse: false };
 export function requestParameters(wire: Readonly<Record<string, WireParameter>>): RequestParameters {
   const values = parameterValues(wire, 'request') as Record<string, unknown> | undefined;
   if (values === undefined) return NONE;
-  for (const name in values) {
+  for (const [name, parameter] of Object.entries(wire)) {
     const members = MEMBERS.get(name);
-    const member = wire[name]!.parameter_choice!;
+    const member = parameter.parameter_choice!;
     if (members && !members.includes(member)) {
       throw invalid(`request parameter '${name}' takes ${members.join(' or ')}, not ${member}`);
     }

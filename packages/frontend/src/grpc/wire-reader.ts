@@ -77,6 +77,6 @@ export class WireReader {
 /** How many varints fill bytes[start, end): each ends at a byte without the continuation bit. */
 export function countVarints(bytes: Uint8Array, start: number, end: number): number {
   let count = 0;
-  for (let i = start; i < end; i++) if ((bytes[i]! & 0x80) === 0) count++;
+  for (const byte of bytes.subarray(start, end)) if ((byte & 0x80) === 0) count++;
   return count;
 }

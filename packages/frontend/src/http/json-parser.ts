@@ -189,7 +189,8 @@ class JsonReader {
 
   /** After a container's member: a comma and the next one, or the container's end. */
   private afterValue(): boolean {
-    const top = this.stack[this.stack.length - 1]!;
+    const top = this.stack.at(-1);
+    if (top === undefined) throw new Error('JsonParser.afterValue: no open object or array');
     const next = this.skipSpace();
     if (next === 0x2c /* , */) {
       this.position++;
@@ -277,28 +278,28 @@ class JsonReader {
       at++;
     } else {
       if (!isDigit(bytes[at])) this.fail('a malformed number', at);
-      for (; isDigit(bytes[at]); at++, digits++) mantissa = mantissa * 10 + bytes[at]! - 0x30;
+      for (let digit = digitValue(bytes[at]); digit >= 0; digit = digitValue(bytes[++at]), digits++) mantissa = mantissa * 10 + digit;
     }
-    const integer = bytes[at] !== 0x2e /* . */ && (bytes[at] | 0x20) !== 0x65; /* e */
+    const integer = bytes[at] !== 0x2e /* . */ && !isExponentMark(bytes[at]);
     if (bytes[at] === 0x2e) {
       at++;
       if (!isDigit(bytes[at])) this.fail('a malformed number', at);
-      for (; isDigit(bytes[at]); at++, digits++, fractionDigits++) mantissa = mantissa * 10 + bytes[at]! - 0x30;
+      for (let digit = digitValue(bytes[at]); digit >= 0; digit = digitValue(bytes[++at]), digits++, fractionDigits++) mantissa = mantissa * 10 + digit;
     }
     let exponent = 0;
-    if ((bytes[at]! | 0x20) === 0x65) {
+    if (isExponentMark(bytes[at])) {
       at++;
       const negativeExponent = bytes[at] === 0x2d;
       if (negativeExponent || bytes[at] === 0x2b) at++;
       if (!isDigit(bytes[at])) this.fail('a malformed number', at);
-      for (; isDigit(bytes[at]); at++) exponent = Math.min(exponent * 10 + bytes[at]! - 0x30, 1e6);
+      for (let digit = digitValue(bytes[at]); digit >= 0; digit = digitValue(bytes[++at])) exponent = Math.min(exponent * 10 + digit, 1e6);
       if (negativeExponent) exponent = -exponent;
     }
     this.position = at;
     if (digits <= 15) {
       const scale = exponent - fractionDigits;
-      if (scale >= 0 && scale < EXACT_POWERS_OF_TEN.length) return (negative ? -mantissa : mantissa) * EXACT_POWERS_OF_TEN[scale]!;
-      if (scale < 0 && -scale < EXACT_POWERS_OF_TEN.length) return (negative ? -mantissa : mantissa) / EXACT_POWERS_OF_TEN[-scale]!;
+      const power = EXACT_POWERS_OF_TEN[Math.abs(scale)];
+      if (power !== undefined) return scale >= 0 ? (negative ? -mantissa : mantissa) * power : (negative ? -mantissa : mantissa) / power;
     }
     const text = bytes.toString('latin1', start, at);
     const value = Number(text);
@@ -342,4 +343,14 @@ class JsonReader {
 
 function isDigit(byte: number | undefined): boolean {
   return byte !== undefined && byte >= 0x30 && byte <= 0x39;
+}
+
+/** The digit's value, 0 to 9; -1 for any other byte and past the end. */
+function digitValue(byte: number | undefined): number {
+  return byte !== undefined && byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : -1;
+}
+
+/** `e` or `E`; false past the end. */
+function isExponentMark(byte: number | undefined): boolean {
+  return byte === 0x65 || byte === 0x45;
 }

@@ -162,7 +162,5 @@ function boolText(values: Uint8Array): string {
 }
 
 function bytesText(elements: readonly BytesElement[]): string {
-  let text = '[';
-  for (let i = 0; i < elements.length; i++) text += (i ? ',' : '') + JSON.stringify(bytesElementToString(elements[i]!));
-  return `${text}]`;
+  return `[${elements.map((element) => JSON.stringify(bytesElementToString(element))).join(',')}]`;
 }

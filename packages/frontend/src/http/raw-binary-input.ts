@@ -12,10 +12,10 @@ import type { HttpInferRequest } from './infer-request.js';
  */
 export async function rawBinaryRequest(server: InferenceServer, model: string, modelVersion: number | undefined, body: Buffer): Promise<HttpInferRequest> {
   const { inputs, maxBatchSize } = await modelFacts(server).of(model, modelVersion);
-  if (inputs.length !== 1) {
+  const [input] = inputs;
+  if (input === undefined || inputs.length !== 1) {
     throw invalid(`Raw request must only have 1 input (found 1) to be deduced but got ${inputs.length} inputs in '${model}' model configuration`);
   }
-  const input = inputs[0]!;
   const name = input.name!;
   const datatype = dataTypeFromConfig(input.data_type!);
   const dims = (input.dims ?? []).map(Number);

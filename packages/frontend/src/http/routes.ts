@@ -69,7 +69,9 @@ const MODEL_ACTION_CATEGORIES: Readonly<Record<ModelAction, RestrictedCategory>>
 };
 
 function pathOf(url: string | undefined): string {
-  return (url ?? '/').split('?', 1)[0]!;
+  const path = url ?? '/';
+  const query = path.indexOf('?');
+  return query < 0 ? path : path.slice(0, query);
 }
 
 function methodOf(route: Route): 'GET' | 'POST' {
@@ -128,8 +130,9 @@ function repositoryRoute(parts: string[]): Route | undefined {
 function sharedMemoryRoute(memory: 'system' | 'cuda', parts: string[]): Route | undefined {
   const region = parts[0] === 'region' ? segment(parts[1]) : undefined;
   const rest = parts[0] === 'region' ? parts.slice(2) : parts;
-  if ((parts[0] === 'region' && !region) || rest.length !== 1 || !SHARED_MEMORY_ACTIONS.has(rest[0]!)) return undefined;
-  return { kind: 'shared-memory', memory, action: rest[0] as SharedMemoryAction, region };
+  const [action] = rest;
+  if ((parts[0] === 'region' && !region) || rest.length !== 1 || action === undefined || !SHARED_MEMORY_ACTIONS.has(action)) return undefined;
+  return { kind: 'shared-memory', memory, action: action as SharedMemoryAction, region };
 }
 
 /** A path segment as a name: percent-decoded (clients quote model names), empty as undefined. */

@@ -18,8 +18,8 @@ const packages = loadPackageDefinition(
 
 /** A @grpc/grpc-js client of both services, with promises for the unary rpcs. */
 export class GrpcClient {
-  readonly inference: Client & Record<string, Function>;
-  readonly health: Client & Record<string, Function>;
+  readonly inference: RpcClient & { ModelStreamInfer(): ClientDuplexStream<Message, Message> };
+  readonly health: RpcClient;
 
   constructor(port: number) {
     this.inference = new packages.inference.GRPCInferenceService(`127.0.0.1:${port}`, credentials.createInsecure());
@@ -44,8 +44,13 @@ export class GrpcClient {
   }
 }
 
-function unaryCall(client: Client & Record<string, Function>, method: string, request: object): Promise<Message> {
-  return new Promise((resolve, reject) => client[method]!(request, (error: ServiceError | null, response: Message) => (error ? reject(error) : resolve(response))));
+/** A client made by loadPackageDefinition: one method per rpc of its service. */
+export type RpcClient = Client & Record<string, Function | undefined>;
+
+function unaryCall(client: RpcClient, method: string, request: object): Promise<Message> {
+  const rpc = client[method];
+  if (rpc === undefined) return Promise.reject(new Error(`the client has no rpc '${method}'`));
+  return new Promise((resolve, reject) => rpc.call(client, request, (error: ServiceError | null, response: Message) => (error ? reject(error) : resolve(response))));
 }
 
 /** The error a call fails with, checked for its gRPC status code and message. */
