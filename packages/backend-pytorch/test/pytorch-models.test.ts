@@ -167,7 +167,8 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     const state = { input_name: 'STATE__2', output_name: 'STATE__1', data_type: 'TYPE_INT32' as const, dims: [1] };
     const stateful = { ...config, sequence_batching: { ...config.sequence_batching!, state: [state] } };
     const refused = (await server.loadModel('sequence', { config: stateful }).catch((e: unknown) => e)) as InferenceError;
-    expect(refused).toMatchObject({ code: 'UNSUPPORTED', message: expect.stringMatching(/implicit state\) is not supported/) });
+    // Triton's words for a version that fails to load; the backend's own code stays in `cause`.
+    expect(refused).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/^load failed for model 'sequence': version 1 is at UNAVAILABLE state: .*implicit state\) is not supported/), cause: { code: 'UNSUPPORTED' } });
     expect(await server.isModelReady('sequence')).toBe(true);
   });
 
@@ -215,7 +216,7 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
   });
 
   // The same test on both kinds of machine: with a CUDA libtorch and a GPU the instance runs there and answers as on the CPU; without, the load says why.
-  it('runs KIND_GPU instances on CUDA where libtorch has it and a GPU is present, and is UNAVAILABLE saying why where not', async () => {
+  it('runs KIND_GPU instances on CUDA where libtorch has it and a GPU is present, and fails the load (UNAVAILABLE beneath) saying why where not', async () => {
     const config = await server.modelConfig('linear');
     const input = { INPUT__0: { datatype: 'FP32' as const, shape: [2, 5], data: Float32Array.from({ length: 10 }, (_, i) => i / 10) } };
     const onCpu = await server.infer('linear', { inputs: input });
@@ -226,17 +227,17 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
       [...(onGpu.outputs.OUTPUT__0!.data as Float32Array)].forEach((value, i) => expect(value).toBeCloseTo((onCpu.outputs.OUTPUT__0!.data as Float32Array)[i]!, 4));
     } else {
       const error = (await loading.catch((e: unknown) => e)) as InferenceError;
-      expect(error).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/KIND_GPU needs CUDA, and the libtorch the addon was built against \(torch .*\) has no CUDA or no GPU is present/) });
+      expect(error).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/^load failed for model 'linear': .*KIND_GPU needs CUDA, and the libtorch the addon was built against \(torch .*\) has no CUDA or no GPU is present/), cause: { code: 'UNAVAILABLE' } });
       expect(await server.isModelReady('linear')).toBe(true);
     }
     await server.loadModel('linear', { config });
   });
 
-  it.each(['TYPE_UINT16', 'TYPE_UINT32'])('refuses a %s tensor at load with UNSUPPORTED, naming it', async (dataType) => {
+  it.each(['TYPE_UINT16', 'TYPE_UINT32'])('refuses a %s tensor at load (UNSUPPORTED beneath Triton\'s load failure), naming it', async (dataType) => {
     const config = await server.modelConfig('linear');
     const changed = { ...config, name: 'linear', output: [{ ...config.output[0]!, data_type: dataType }] };
     const error = (await server.loadModel('linear', { config: changed as never }).catch((e: unknown) => e)) as InferenceError;
-    expect(error).toMatchObject({ code: 'UNSUPPORTED' });
+    expect(error).toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/^load failed for model 'linear': /), cause: { code: 'UNSUPPORTED' } });
     expect(error.message).toContain(`tensor 'OUTPUT__0' is ${dataType}, which @tritium/backend-pytorch does not serve`);
     await server.loadModel('linear');
   });
