@@ -1,4 +1,6 @@
 import { packageConfig } from '../../tsup.base.js';
 
 // The CommonJS build finds build/Release/torchscript.node through import.meta.url too.
-export default packageConfig({ external: ['@tritium/core'], shims: true });
+// @tritium/native-addon (plain ESM) is bundled in, so the CommonJS build needs no require() of ESM;
+// it stays a dependency for the install script.
+export default packageConfig({ external: ['@tritium/core'], noExternal: ['@tritium/native-addon'], shims: true });

@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { loadAddon } from '@tritium/native-addon';
 
-/** The native addon: one job, mapping a file descriptor read/write and shared. */
+/** The native addon: mapping a file descriptor read/write and shared, and reserving its blocks. */
 export interface SharedMemoryAddon {
   /**
    * mmap(PROT_READ | PROT_WRITE, MAP_SHARED) of `byteLength` bytes of the open file `fd`
@@ -16,32 +15,29 @@ export interface SharedMemoryAddon {
 }
 
 // src/native.ts under vitest and tsx, dist/index.{js,cjs} once built: both one level
-// below the package root, where cmake-js puts build/Release.
+// below the package root, where cmake-js puts build/Release (and the install script its
+// native-build.json and native-build.log).
+const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ADDON_URL = new URL('../build/Release/shared_memory.node', import.meta.url);
-const FIX = 'install cmake and a C++ compiler, then run `pnpm --filter @tritium/backend-python build:native`';
 
 let addon: SharedMemoryAddon | undefined;
 
-/** Loads the addon on first use; throws an Error saying what is missing and how to fix it. */
+/** Loads the addon on first use; throws an Error saying what is missing, what failed at install, and how to build it. */
 export function loadSharedMemoryAddon(): SharedMemoryAddon {
   addon ??= loadAddonFrom(fileURLToPath(ADDON_URL));
   return addon;
 }
 
-/** The loader behind loadSharedMemoryAddon, with the path given (tests point it elsewhere). */
-export function loadAddonFrom(path: string): SharedMemoryAddon {
+/** The loader behind loadSharedMemoryAddon, with the path (and package root) given: tests point it elsewhere. */
+export function loadAddonFrom(path: string, packageRoot = PACKAGE_ROOT): SharedMemoryAddon {
   if (process.platform === 'win32') {
     throw new Error('the shared-memory addon of @tritium/backend-python does not exist on Windows: it maps files with POSIX mmap');
   }
-  let reason: string;
-  if (!existsSync(path)) {
-    reason = `${path} does not exist`;
-  } else {
-    try {
-      return createRequire(import.meta.url)(path) as SharedMemoryAddon;
-    } catch (error) {
-      reason = `${path} does not load: ${error instanceof Error ? error.message : String(error)}`;
-    }
-  }
-  throw new Error(`the shared-memory addon of @tritium/backend-python is not built (${reason}): ${FIX}`);
+  return loadAddon<SharedMemoryAddon>({
+    path,
+    packageRoot,
+    packageName: '@tritium/backend-python',
+    what: 'the shared-memory addon',
+    needs: 'install cmake and a C++ compiler',
+  });
 }

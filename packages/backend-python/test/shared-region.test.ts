@@ -11,8 +11,10 @@ import { SHM_DIR, addonMissing, filesWith, useShmPrefix } from './helpers.js';
 
 describe('loading the addon', () => {
   test('a missing addon is an Error that says what is missing and how to build it', () => {
-    const path = join(tmpdir(), 'no-such-dir', 'shared_memory.node');
-    expect(() => loadAddonFrom(path)).toThrow(
+    // A package root outside node_modules is a checkout of this workspace: the hint is its build:native script.
+    const root = join(tmpdir(), 'no-such-dir');
+    const path = join(root, 'build', 'Release', 'shared_memory.node');
+    expect(() => loadAddonFrom(path, root)).toThrow(
       `the shared-memory addon of @tritium/backend-python is not built (${path} does not exist): install cmake and a C++ compiler, then run \`pnpm --filter @tritium/backend-python build:native\``,
     );
   });

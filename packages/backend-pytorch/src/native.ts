@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { loadAddon } from '@tritium/native-addon';
 import type { ForwardArgument } from './naming.js';
 
 /** A tensor crossing the addon: its name, a Triton datatype name, a shape, and its bytes; BYTES as its elements (forward() gets List[str]). */
@@ -63,30 +62,26 @@ export interface TorchAddon {
 }
 
 // src/native.ts under vitest and tsx, dist/index.{js,cjs} once built: both one level
-// below the package root, where cmake-js puts build/Release.
+// below the package root, where cmake-js puts build/Release (and the install script its
+// native-build.json and native-build.log).
+const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ADDON_URL = new URL('../build/Release/torchscript.node', import.meta.url);
-const INSTALL_HINT =
-  'install the torch Python package (`pip install torch`; the CPU wheel will do), cmake and a C++ compiler, then run `pnpm --filter @tritium/backend-pytorch build:native`';
 
 let addon: TorchAddon | undefined;
 
-/** Loads the addon on first use; throws an Error saying what is missing and how to fix it. */
+/** Loads the addon on first use; throws an Error saying what is missing, what failed at install, and how to build it. */
 export function loadTorchAddon(): TorchAddon {
   addon ??= loadAddonFrom(fileURLToPath(ADDON_URL));
   return addon;
 }
 
-/** The loader behind loadTorchAddon, with the path given (tests point it elsewhere). */
-export function loadAddonFrom(path: string): TorchAddon {
-  let reason: string;
-  if (!existsSync(path)) {
-    reason = `${path} does not exist`;
-  } else {
-    try {
-      return createRequire(import.meta.url)(path) as TorchAddon;
-    } catch (error) {
-      reason = `${path} does not load: ${error instanceof Error ? error.message : String(error)}`;
-    }
-  }
-  throw new Error(`the TorchScript addon of @tritium/backend-pytorch is not built (${reason}): ${INSTALL_HINT}`);
+/** The loader behind loadTorchAddon, with the path (and package root) given: tests point it elsewhere. */
+export function loadAddonFrom(path: string, packageRoot = PACKAGE_ROOT): TorchAddon {
+  return loadAddon<TorchAddon>({
+    path,
+    packageRoot,
+    packageName: '@tritium/backend-pytorch',
+    what: 'the TorchScript addon',
+    needs: 'install the torch Python package (`pip install torch`; the CPU wheel will do), cmake and a C++ compiler',
+  });
 }

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildFailure } from '@tritium/native-addon';
 
 const ADDON = fileURLToPath(new URL('../build/Release/torchscript.node', import.meta.url));
 const GENERATOR = fileURLToPath(new URL('./make_repository.py', import.meta.url));
@@ -11,7 +12,10 @@ const GENERATOR = fileURLToPath(new URL('./make_repository.py', import.meta.url)
 function whyMissing(): string | undefined {
   const probe = spawnSync('python3', ['-c', 'import torch'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) return "python3 -c 'import torch' fails (install the torch wheel)";
-  if (!existsSync(ADDON)) return `${ADDON} is not built (pnpm --filter @tritium/backend-pytorch build:native)`;
+  if (!existsSync(ADDON)) {
+    const failure = buildFailure(fileURLToPath(new URL('..', import.meta.url)));
+    return `${ADDON} is not built${failure ? ` (${failure})` : ''}: pnpm --filter @tritium/backend-pytorch build:native`;
+  }
   return undefined;
 }
 
