@@ -4,7 +4,8 @@
  * Run: npx -y pnpm@10.34.9 bench:core
  */
 import { rm } from 'node:fs/promises';
-import { InferenceServer, type BackendRequest, type Tensor } from '@tritium/core';
+import { InferenceServer, type Tensor } from '@tritium/core';
+import type { BackendRequest } from '@tritium/core/backend';
 import { median, measureRate, table } from './measure.js';
 import { benchRepository, noopBackend, noopConfig } from './noop-backend.js';
 

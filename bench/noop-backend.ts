@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Backend, BackendInstance } from '@tritium/core';
+import type { Backend, BackendInstance } from '@tritium/core/backend';
 
 /** The config of a model the no-op backend serves: FP32 INPUT0 [4] → OUTPUT0 [4], then `extra`. */
 export const noopConfig = (extra = '') => `backend: "noop"

@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { InferenceServer, normalizeModelConfig, type BackendInstance } from '@tritium/core';
+import { InferenceServer, validateModelConfig } from '@tritium/core';
+import type { BackendInstance } from '@tritium/core/backend';
 import { onnxBackend } from '@tritium/backend-onnx';
 import { compareInterleaved, loopDelayDuring, measureLatency, median, table } from './measure.js';
 
@@ -210,7 +211,7 @@ async function autoChoice(file: ModelFile, batch: number): Promise<string> {
   const directory = join(repository, `auto_${file}`);
   await mkdir(join(directory, '1'), { recursive: true });
   await cp(join(MODELS, `${file}.onnx`), join(directory, '1', 'model.onnx'));
-  const config = normalizeModelConfig({ name: `auto_${file}`, backend: 'onnxruntime', max_batch_size: 64, input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [width[file]] }], output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [width[file]] }] });
+  const config = validateModelConfig({ name: `auto_${file}`, backend: 'onnxruntime', max_batch_size: 64, input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [width[file]] }], output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [width[file]] }] });
   const model = await backend.createModel({ name: `auto_${file}`, config, modelDirectory: directory, versionDirectory: join(directory, '1'), modelPath: join(directory, '1', 'model.onnx'), version: 1, ...DETACHED });
   const instance = (await model.createInstance({ name: `auto_${file}_0`, kind: 'KIND_CPU', health: { recovering() {}, restored() {}, failed() {} } })) as BackendInstance & { thread: string };
   const data = batchOf(file, batch);

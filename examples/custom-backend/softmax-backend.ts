@@ -4,7 +4,7 @@ import {
   type Backend,
   type BackendRequest,
   type Tensor,
-} from '@tritium/core';
+} from '@tritium/core/backend';
 
 /**
  * A backend written in TypeScript: it serves models whose config says

@@ -1,4 +1,4 @@
-import type { Backend, BackendModel, ModelContext } from '@tritium/core';
+import type { Backend, BackendModel, ModelContext } from '@tritium/core/backend';
 import { FilModel } from './fil-model.js';
 
 /**
@@ -13,5 +13,9 @@ export function filBackend(): Backend {
   };
 }
 
-/** Official backends are loaded by importing the package and calling `createBackend()`. */
-export const createBackend = filBackend;
+/**
+ * What core's registry of official backends calls, `createBackend(name, settings)`, when a
+ * model needs 'fil' and the application passed none. filBackend() takes no options: the
+ * server's `backendSettings.fil` has nothing to set.
+ */
+export const createBackend = (_name = 'fil', _settings: Readonly<Record<string, unknown>> = {}): Backend => filBackend();

@@ -1,5 +1,5 @@
-import { InferenceError, elementCount, gatherBatchInput, scatterBatchOutputs, shapeToString } from '@tritium/core';
-import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core';
+import { InferenceError, elementCount, gatherBatchInput, scatterBatchOutputs, shapeToString } from '@tritium/core/backend';
+import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core/backend';
 import { finish } from './forest.js';
 import type { Forest } from './forest.js';
 import { ForestThreads } from './forest-threads.js';

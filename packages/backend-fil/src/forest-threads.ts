@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { InferenceError } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
 import type { ForestArrays } from './forest-walk.mjs';
 
 const WORKER_SCRIPT = new URL('./forest-worker.mjs', import.meta.url);

@@ -1,4 +1,4 @@
-import { InferenceError } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
 
 /** A model file that cannot be read: names the file and what is wrong in it. */
 export function corruptModel(file: string, problem: string): InferenceError {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { InferenceError, pathInside } from '@tritium/core';
+import { InferenceError, pathInside } from '@tritium/core/backend';
 import type { Forest } from './forest.js';
 import { readLightGbm } from './lightgbm.js';
 import { unsupportedModel } from './model-error.js';

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { integerParameter, invalidParameter, modelParameter } from '@tritium/core';
-import type { Logger, ModelConfig } from '@tritium/core';
+import { integerParameter, invalidParameter, modelParameter } from '@tritium/core/backend';
+import type { Logger, ModelConfig } from '@tritium/core/backend';
 
 /** Triton FIL's model_type values. */
 export const MODEL_TYPES = ['xgboost', 'xgboost_json', 'xgboost_ubj', 'lightgbm', 'treelite_checkpoint'] as const;

@@ -1,5 +1,5 @@
-import { InferenceError, dataTypeToConfig, withDefaultBatcher } from '@tritium/core';
-import type { ModelConfig, ModelInput, ModelOutput } from '@tritium/core';
+import { InferenceError, dataTypeToConfig, withDefaultBatcher } from '@tritium/core/backend';
+import type { ModelConfig, ModelInput, ModelOutput } from '@tritium/core/backend';
 import type { ModelSignature, TensorSignature } from './signature.js';
 
 /** Triton's default for `--backend-config=onnxruntime,default-max-batch-size`. */

@@ -1,6 +1,6 @@
 import type { ResourceLimits } from 'node:worker_threads';
-import { invalidParameter, modelParameter } from '@tritium/core';
-import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core';
+import { invalidParameter, modelParameter } from '@tritium/core/backend';
+import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core/backend';
 import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature, listsInputsAndOutputs } from './auto-complete.js';
 import { ExecutionPool } from './execution-pool.js';
 import { resolveModelFile } from './model-file.js';
@@ -95,8 +95,12 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
   };
 }
 
-/** Official backends are loaded by importing the package and calling `createBackend(name)`; this package serves one name, with the defaults. */
-export const createBackend = (): Backend => onnxBackend();
+/**
+ * What core's registry of official backends calls, `createBackend(name, settings)`, when a
+ * model needs 'onnxruntime' and the application passed none: `settings` is the server's
+ * `backendSettings.onnxruntime` (`{}` when none), options as onnxBackend() takes them.
+ */
+export const createBackend = (_name = 'onnxruntime', settings: OnnxBackendOptions = {}): Backend => onnxBackend(settings);
 
 function requestedRuntime(config: ModelConfig, fallback: RuntimeKind | 'auto'): RuntimeKind | 'auto' {
   const value = modelParameter(config, RUNTIME_PARAMETER);

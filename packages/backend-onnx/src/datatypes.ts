@@ -1,5 +1,5 @@
-import { InferenceError } from '@tritium/core';
-import type { DataType } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
+import type { DataType } from '@tritium/core/backend';
 
 /** The element type names the onnxruntime JavaScript API uses (`Tensor.type`, session metadata). */
 export type OrtElementType =

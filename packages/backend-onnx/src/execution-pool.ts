@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
-import { InferenceError } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
 import { PoolSession } from './pool-session.js';
 import { PoolThread } from './pool-thread.js';
 import type { OrtRuntime, OrtSessionOptions, SessionSource } from './runtime.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { InferenceError, pathInside } from '@tritium/core';
+import { InferenceError, pathInside } from '@tritium/core/backend';
 import { protoFields } from './protobuf.js';
 
 /** An external data file of a model, for runtimes that cannot read files by themselves (wasm). */

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { InferenceError, pathInside } from '@tritium/core';
+import { InferenceError, pathInside } from '@tritium/core/backend';
 
 /** The ONNX file inside a `model.onnx` directory (Triton's rule for models with external weights). */
 const MODEL_FILE_IN_DIRECTORY = 'model.onnx';

@@ -10,9 +10,9 @@ import {
   scatterWithInputShape,
   shapeMatches,
   shapeToString,
-} from '@tritium/core';
-import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core';
-import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core';
+} from '@tritium/core/backend';
+import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core/backend';
+import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core/backend';
 import type { SessionThread, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime } from './runtime.js';
 import type { SessionSlot } from './session-slot.js';

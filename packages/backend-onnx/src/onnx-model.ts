@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { booleanParameter, integerParameter } from '@tritium/core';
+import { booleanParameter, integerParameter } from '@tritium/core/backend';
 import type { ExecutionPool } from './execution-pool.js';
-import type { BackendInstance, BackendModel, InstanceContext, ModelContext, NormalizedModelConfig } from '@tritium/core';
+import type { BackendInstance, BackendModel, InstanceContext, ModelContext, NormalizedModelConfig } from '@tritium/core/backend';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
 import type { LoadedModel } from './onnx-instance.js';

@@ -1,5 +1,5 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { InferenceError } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
 import type { RunResult, SessionMetadata, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime, OrtSessionOptions, SessionSource } from './runtime.js';
 import { SHARED_FROM_BYTES, sharedBuffers } from './shared-buffers.js';

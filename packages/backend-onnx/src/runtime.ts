@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { InferenceError } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
 import type * as OrtApi from 'onnxruntime-node';
 import { readExternalData, type ExternalDataFile } from './external-data.js';
 

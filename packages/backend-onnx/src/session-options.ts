@@ -1,5 +1,5 @@
-import { InferenceError, booleanParameter, integerParameter, invalidParameter, modelParameter } from '@tritium/core';
-import type { NormalizedModelConfig } from '@tritium/core';
+import { InferenceError, booleanParameter, integerParameter, invalidParameter, modelParameter } from '@tritium/core/backend';
+import type { NormalizedModelConfig } from '@tritium/core/backend';
 import type { OrtRuntime, OrtSessionOptions } from './runtime.js';
 
 /** The instance placement a session is made for. */

@@ -1,4 +1,4 @@
-import type { InstanceHealth } from '@tritium/core';
+import type { InstanceHealth } from '@tritium/core/backend';
 import type { OnnxSession, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
 
 /** Opens a session on `thread`, with `intraOpThreads` in place of its configured ones when given. */

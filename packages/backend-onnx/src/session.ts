@@ -1,4 +1,4 @@
-import { InferenceError } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
 import type { ExecutionPool } from './execution-pool.js';
 import { InlineSession } from './inline-session.js';
 import type { OnnxSession, SessionThread } from './onnx-session.js';

@@ -1,5 +1,5 @@
-import { InferenceError } from '@tritium/core';
-import type { DataType } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
+import type { DataType } from '@tritium/core/backend';
 import { dataTypeOfOrt } from './datatypes.js';
 import type { SessionMetadata } from './onnx-session.js';
 

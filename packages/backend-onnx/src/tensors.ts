@@ -1,5 +1,5 @@
-import { InferenceError, toFp16 } from '@tritium/core';
-import type { DataType, Tensor, TensorData } from '@tritium/core';
+import { InferenceError, toFp16 } from '@tritium/core/backend';
+import type { DataType, Tensor, TensorData } from '@tritium/core/backend';
 import { dataTypeOfOrt, requireOrtType } from './datatypes.js';
 import type { TensorPayload } from './onnx-session.js';
 

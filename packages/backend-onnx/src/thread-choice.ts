@@ -1,5 +1,5 @@
-import { invalidParameter, modelParameter } from '@tritium/core';
-import type { ModelConfig } from '@tritium/core';
+import { invalidParameter, modelParameter } from '@tritium/core/backend';
+import type { ModelConfig } from '@tritium/core/backend';
 import type { SessionThread } from './onnx-session.js';
 
 /** The model parameter that places a model's sessions: "auto" (default), "worker" or "inline". */

@@ -1,5 +1,5 @@
-import { InferenceError, controlInputNames, dataTypeFromConfig, dataTypeToConfig, shapeToString } from '@tritium/core';
-import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core';
+import { InferenceError, controlInputNames, dataTypeFromConfig, dataTypeToConfig, shapeToString } from '@tritium/core/backend';
+import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core/backend';
 import { modelSideDims } from './config.js';
 import type { ModelSignature, TensorSignature } from './signature.js';
 

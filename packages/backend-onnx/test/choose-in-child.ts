@@ -1,7 +1,7 @@
 import { DETACHED } from '../../core/test/helpers/detached.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { normalizeModelConfig } from '@tritium/core';
+import { validateModelConfig } from '@tritium/core';
 import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
@@ -21,7 +21,7 @@ const logged: string[] = [];
 const logger = { ...DETACHED.logger, info: (message: string) => void logged.push(message) };
 
 async function choose(name: string, artifact: string, dims: number[], input: Record<string, Tensor>) {
-  const config = normalizeModelConfig({
+  const config = validateModelConfig({
     name,
     backend: 'onnxruntime',
     max_batch_size: 0,

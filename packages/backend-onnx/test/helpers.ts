@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DETACHED } from '../../core/test/helpers/detached.js';
-import { normalizeModelConfig, type Backend, type BackendInstance, type BackendModel, type BackendRequest, type ExecuteResult, type InstanceHealth, type ModelConfig, type ModelContext, type ModelFiles, type Tensor } from '@tritium/core';
+import { validateModelConfig, type Backend, type ModelConfig, type Tensor } from '@tritium/core';
+import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, InstanceHealth, ModelContext, ModelFiles } from '@tritium/core/backend';
 
 /** The committed test models (see models/generate.py). */
 export const MODELS = fileURLToPath(new URL('../models/', import.meta.url));
@@ -66,7 +67,7 @@ export async function loadDirect(
   const files = await repo.addModel(name, artifact);
   let full: ModelConfig = { name, backend: 'onnxruntime', ...config };
   if (backend.autoCompleteConfig) full = await backend.autoCompleteConfig(full, files);
-  const context: ModelContext = { ...files, name, config: normalizeModelConfig(full), ...DETACHED };
+  const context: ModelContext = { ...files, name, config: validateModelConfig(full), ...DETACHED };
   const model = await backend.createModel(context);
   const created: BackendInstance[] = [];
   for (let i = 0; i < instances; i++) created.push(await model.createInstance({ name: `${name}_0_${i}`, kind: 'KIND_CPU', health: new HealthLog() }));

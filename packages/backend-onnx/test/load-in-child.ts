@@ -1,7 +1,7 @@
 import { DETACHED } from '../../core/test/helpers/detached.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InferenceError, normalizeModelConfig } from '@tritium/core';
+import { InferenceError, validateModelConfig } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 
 /**
@@ -16,7 +16,7 @@ const models = fileURLToPath(new URL('../models/', import.meta.url));
 const name = 'child';
 let outcome = {};
 try {
-  const config = normalizeModelConfig({ name, backend: 'onnxruntime', ...JSON.parse(configJson) });
+  const config = validateModelConfig({ name, backend: 'onnxruntime', ...JSON.parse(configJson) });
   const files = { modelDirectory: models, versionDirectory: models, modelPath: join(models, `${artifact}.onnx`), version: 1 };
   const model = await onnxBackend().createModel({ ...files, name, config, ...DETACHED });
   // Only the load's outcome matters here: health reports are not followed.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
-import { InferenceError, normalizeModelConfig } from '@tritium/core';
+import { InferenceError, validateModelConfig } from '@tritium/core';
 import type { ModelConfig } from '@tritium/core';
 import { readExternalData } from '../src/external-data.js';
 import { onnxBackend } from '../src/index.js';
@@ -23,7 +23,7 @@ let counter = 0;
 async function load(artifact: string | Uint8Array, config: ModelConfig, on = backend) {
   const name = `m${counter++}`;
   const files = await repo.current.addModel(name, artifact);
-  const model = await on.createModel({ ...files, name, config: normalizeModelConfig({ name, backend: 'onnxruntime', ...config }), ...DETACHED });
+  const model = await on.createModel({ ...files, name, config: validateModelConfig({ name, backend: 'onnxruntime', ...config }), ...DETACHED });
   const instance = await model.createInstance({ name: `${name}_0`, kind: 'KIND_CPU', health: new HealthLog() });
   return { model, instance };
 }
@@ -211,7 +211,7 @@ describe('model files that cannot serve', () => {
     const name = `missing${counter++}`;
     const files = await repo.current.addModel(name, 'add_sub');
     const error = await backend
-      .createModel({ ...files, modelPath: `${files.versionDirectory}/absent.onnx`, name, config: normalizeModelConfig({ name, ...addSub() }), ...DETACHED })
+      .createModel({ ...files, modelPath: `${files.versionDirectory}/absent.onnx`, name, config: validateModelConfig({ name, backend: 'onnxruntime', ...addSub() }), ...DETACHED })
       .catch((e) => e);
     expect(error).toBeInstanceOf(InferenceError);
     expect(error.code).toBe('UNAVAILABLE');
@@ -223,7 +223,7 @@ describe('model files that cannot serve', () => {
     const files = await repo.current.addModel(name, 'add_sub');
     const modelPath = join(files.versionDirectory, 'empty.onnx');
     await mkdir(modelPath);
-    const error = await backend.createModel({ ...files, modelPath, name, config: normalizeModelConfig({ name, ...addSub() }), ...DETACHED }).catch((e) => e);
+    const error = await backend.createModel({ ...files, modelPath, name, config: validateModelConfig({ name, backend: 'onnxruntime', ...addSub() }), ...DETACHED }).catch((e) => e);
     expect(error.code).toBe('UNAVAILABLE');
     expect(error.message).toMatch(/unable to find '.*\/1\/empty\.onnx\/model\.onnx'/);
   });

@@ -12,7 +12,9 @@ import { modelArtifact } from './helpers.js';
  * What an npm user gets: both packages built, packed and installed with npm into an
  * application outside the workspace, then imported from ESM and CommonJS (each running
  * a real inference, so that every file the runtime needs must be in the tarballs) and
- * type-checked as a node16 CommonJS and an ESM consumer.
+ * type-checked as a node16 CommonJS and an ESM consumer. Core's two faces, `@tritium/core`
+ * and `@tritium/core/backend`, resolve in both formats, hand out the same objects for what
+ * both export, and leave core's internals out.
  */
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const fromRoot = createRequire(join(root, 'package.json'));
@@ -27,20 +29,24 @@ input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] }
 output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }
 `;
 
-const ESM_APP = `import { InferenceServer } from '@tritium/core';
+const ESM_APP = `import * as core from '@tritium/core';
+import * as backend from '@tritium/core/backend';
 import { onnxBackend } from '@tritium/backend-onnx';
-const server = await InferenceServer.start({ modelRepository: process.argv[2], backends: [onnxBackend()] });
+const server = await core.InferenceServer.start({ modelRepository: process.argv[2], backends: [onnxBackend()] });
 const { outputs } = await server.infer('tiny', { inputs: { INPUT0: { datatype: 'FP32', shape: [2, 1], data: new Float32Array([1, 2]) } } });
 console.log(JSON.stringify(Array.from(outputs.OUTPUT0.data)));
+console.log(core.InferenceError === backend.InferenceError, core.dataTypeFromConfig === backend.dataTypeFromConfig, typeof backend.gatherBatchInput, 'toTensor' in core || 'toTensor' in backend);
 await server.stop();
 `;
 
-const CJS_APP = `const { InferenceServer } = require('@tritium/core');
+const CJS_APP = `const core = require('@tritium/core');
+const backend = require('@tritium/core/backend');
 const { onnxBackend } = require('@tritium/backend-onnx');
 (async () => {
-  const server = await InferenceServer.start({ modelRepository: process.argv[2], backends: [onnxBackend()] });
+  const server = await core.InferenceServer.start({ modelRepository: process.argv[2], backends: [onnxBackend()] });
   const { outputs } = await server.infer('tiny', { inputs: { INPUT0: { datatype: 'FP32', shape: [2, 1], data: new Float32Array([3, 4]) } } });
   console.log(JSON.stringify(Array.from(outputs.OUTPUT0.data)));
+  console.log(core.InferenceError === backend.InferenceError, core.dataTypeFromConfig === backend.dataTypeFromConfig, typeof backend.gatherBatchInput, 'toTensor' in core || 'toTensor' in backend);
   await server.stop();
 })().catch((error) => {
   console.error(error);
@@ -50,7 +56,16 @@ const { onnxBackend } = require('@tritium/backend-onnx');
 
 // The same source, read as CommonJS (.ts in a package without "type": "module") and as ESM (.mts).
 const CONSUMER = `import { InferenceError, InferenceServer, type InferResponse } from '@tritium/core';
+import { gatherBatchInput, type Backend } from '@tritium/core/backend';
 import { onnxBackend } from '@tritium/backend-onnx';
+
+/** A backend written against the backend face: OUTPUT0 is INPUT0. */
+export const echo: Backend = {
+  name: 'echo',
+  createModel: async () => ({
+    createInstance: async () => ({ execute: async (requests) => requests.map((request) => ({ OUTPUT0: gatherBatchInput([request], 'INPUT0') })) }),
+  }),
+};
 
 export async function infer(modelRepository: string): Promise<InferResponse> {
   const server = await InferenceServer.start({ modelRepository, backends: [onnxBackend()] });
@@ -101,8 +116,8 @@ describe('the packed packages, installed with npm', () => {
       await cp(modelArtifact('tiny'), join(repository, 'tiny', '1', 'model.onnx'));
       await writeFile(join(app, 'esm.mjs'), ESM_APP);
       await writeFile(join(app, 'cjs.cjs'), CJS_APP);
-      expect((await run(process.execPath, ['esm.mjs', repository], { cwd: app })).stdout.trim()).toBe('[2,3]');
-      expect((await run(process.execPath, ['cjs.cjs', repository], { cwd: app })).stdout.trim()).toBe('[4,5]');
+      expect((await run(process.execPath, ['esm.mjs', repository], { cwd: app })).stdout.trim()).toBe('[2,3]\ntrue true function false');
+      expect((await run(process.execPath, ['cjs.cjs', repository], { cwd: app })).stdout.trim()).toBe('[4,5]\ntrue true function false');
 
       await writeFile(join(app, 'consumer-cjs.ts'), CONSUMER);
       await writeFile(join(app, 'consumer-esm.mts'), CONSUMER);

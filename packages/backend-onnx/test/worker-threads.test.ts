@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { InferenceError, InferenceServer, normalizeModelConfig } from '@tritium/core';
+import { InferenceError, InferenceServer, validateModelConfig } from '@tritium/core';
 import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
@@ -209,7 +209,7 @@ describe('sessions and inputs crossing', () => {
   test('instances created at once share one session when asked to', async () => {
     const backend = onnxBackend();
     const files = await repo.current.addModel('shared3', 'tiny');
-    const config = normalizeModelConfig({
+    const config = validateModelConfig({
       name: 'shared3',
       backend: 'onnxruntime',
       max_batch_size: 4,

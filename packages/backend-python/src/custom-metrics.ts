@@ -1,4 +1,4 @@
-import type { CustomMetricFamily as CoreFamily } from '@tritium/core';
+import type { CustomMetricFamily as CoreFamily } from '@tritium/core/backend';
 
 /** A Python model's custom metric family (pb_utils.MetricFamily). */
 export interface CustomMetricFamily {

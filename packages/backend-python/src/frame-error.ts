@@ -1,4 +1,4 @@
-import { InferenceError, type InferenceErrorCode } from '@tritium/core';
+import { InferenceError, type InferenceErrorCode } from '@tritium/core/backend';
 
 /** An error as frames carry it (PROTOCOL.md): a code of InferenceError's set and a message. */
 export interface FrameError {

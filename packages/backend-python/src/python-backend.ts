@@ -1,5 +1,5 @@
 import { access, readFile } from 'node:fs/promises';
-import { InferenceError, modelConfigToJson, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
+import { InferenceError, modelConfigToJson, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core/backend';
 import { CustomMetrics } from './custom-metrics.js';
 import { fromFrameError } from './frame-error.js';
 import { loadSharedMemoryAddon } from './native.js';

@@ -5,7 +5,7 @@ import { access, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { InferenceError, isInsideDirectory, type ModelConfig } from '@tritium/core';
+import { InferenceError, isInsideDirectory, type ModelConfig } from '@tritium/core/backend';
 
 /** Triton's model parameter naming a Python environment: a directory (a venv) or a packed .tar.gz of one. */
 export const EXECUTION_ENV_PATH = 'EXECUTION_ENV_PATH';

@@ -7,7 +7,7 @@ import {
   type InstanceContext,
   type ModelContext,
   type Tensor,
-} from '@tritium/core';
+} from '@tritium/core/backend';
 import type { CustomMetrics } from './custom-metrics.js';
 import type { Frame } from './frame-channel.js';
 import { fromFrameError } from './frame-error.js';

@@ -1,4 +1,4 @@
-import { InferenceError, type InferRequest, type ModelContext, type Tensor } from '@tritium/core';
+import { InferenceError, type InferRequest, type ModelContext, type Tensor } from '@tritium/core/backend';
 import { CustomMetrics, type CustomMetric } from './custom-metrics.js';
 import type { Frame } from './frame-channel.js';
 import { toFrameError } from './frame-error.js';

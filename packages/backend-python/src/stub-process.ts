@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { InferenceError } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
 import { Arena } from './arena.js';
 import { FrameChannel, type Frame } from './frame-channel.js';
 import { fromFrameError } from './frame-error.js';

@@ -1,4 +1,4 @@
-import { InferenceError, isDataType, tensorBytes, tensorFromBytes, type Tensor } from '@tritium/core';
+import { InferenceError, isDataType, tensorBytes, tensorFromBytes, type Tensor } from '@tritium/core/backend';
 import type { Arena } from './arena.js';
 import type { PeerRegions } from './peer-regions.js';
 

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { InferenceError, withDefaultBatcher, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core';
+import { InferenceError, withDefaultBatcher, type Backend, type BackendModel, type ModelConfig, type ModelContext, type ModelFiles } from '@tritium/core/backend';
 import { CustomMetrics } from './custom-metrics.js';
 import { arenaSizesOf, autoComplete, requireModelFile, requireSharedMemory, type PythonBackendOptions } from './python-backend.js';
 import { environmentOptions, pythonEnvironment, type PythonEnvironment } from './python-environment.js';

@@ -1,5 +1,5 @@
-import { InferenceError } from '@tritium/core';
-import type { Backend, BackendModel, ModelContext, NormalizedModelConfig } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
+import type { Backend, BackendModel, ModelContext, NormalizedModelConfig } from '@tritium/core/backend';
 import { cudaDeviceCount } from './devices.js';
 import { loadTorchAddon } from './native.js';
 import type { TorchAddon } from './native.js';
@@ -54,5 +54,9 @@ export function pytorchBackend(): Backend {
   };
 }
 
-/** Official backends are loaded by importing the package and calling `createBackend(name)`; this package serves one name, with the defaults. */
-export const createBackend = (): Backend => pytorchBackend();
+/**
+ * What core's registry of official backends calls, `createBackend(name, settings)`, when a
+ * model needs 'pytorch' and the application passed none. pytorchBackend() takes no
+ * options: the server's `backendSettings.pytorch` has nothing to set.
+ */
+export const createBackend = (_name = 'pytorch', _settings: Readonly<Record<string, unknown>> = {}): Backend => pytorchBackend();

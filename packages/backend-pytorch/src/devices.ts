@@ -1,5 +1,5 @@
-import { InferenceError } from '@tritium/core';
-import type { InstanceContext } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
+import type { InstanceContext } from '@tritium/core/backend';
 import type { TorchAddon } from './native.js';
 
 /** The CUDA devices libtorch sees; none throws UNAVAILABLE saying why and what to do. */

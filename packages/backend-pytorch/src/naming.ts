@@ -1,4 +1,4 @@
-import { InferenceError } from '@tritium/core';
+import { InferenceError } from '@tritium/core/backend';
 
 /** `<name>__<index>`: Triton's convention for a tensor's position in forward(). */
 const INDEXED = /^.+__(\d+)$/;

@@ -1,5 +1,5 @@
-import { booleanParameter, integerParameter } from '@tritium/core';
-import type { ModelConfig } from '@tritium/core';
+import { booleanParameter, integerParameter } from '@tritium/core/backend';
+import type { ModelConfig } from '@tritium/core/backend';
 import type { RunOptions } from './native.js';
 
 /** What a model's config `parameters` ask of libtorch, under Triton's pytorch_backend names. */

@@ -1,5 +1,5 @@
-import { InferenceError, batchInputTensors, dataTypeFromConfig, gatherBatchInput, mapVariableDims, scatterBatchOutputs, shapeToString, typedArrayConstructor } from '@tritium/core';
-import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ModelContext, Tensor } from '@tritium/core';
+import { InferenceError, batchInputTensors, dataTypeFromConfig, gatherBatchInput, mapVariableDims, scatterBatchOutputs, shapeToString, typedArrayConstructor } from '@tritium/core/backend';
+import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ModelContext, Tensor } from '@tritium/core/backend';
 import type { InstanceThread, NativeOutput, NativeTensor } from './native.js';
 import type { InputBinding } from './naming.js';
 

@@ -1,5 +1,5 @@
-import { InferenceError, controlInputNames } from '@tritium/core';
-import type { BackendInstance, BackendModel, InstanceContext, ModelContext } from '@tritium/core';
+import { InferenceError, controlInputNames } from '@tritium/core/backend';
+import type { BackendInstance, BackendModel, InstanceContext, ModelContext } from '@tritium/core/backend';
 import { deviceOf } from './devices.js';
 import type { ScriptModule, TorchAddon } from './native.js';
 import { bindInputs, outputPositions } from './naming.js';

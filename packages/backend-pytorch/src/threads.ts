@@ -1,4 +1,4 @@
-import type { Logger } from '@tritium/core';
+import type { Logger } from '@tritium/core/backend';
 import type { TorchAddon } from './native.js';
 import type { TorchParameters } from './parameters.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InstanceContext } from '@tritium/core';
+import type { InstanceContext } from '@tritium/core/backend';
 import { cudaDeviceCount, deviceOf } from '../src/devices.js';
 import type { TorchAddon } from '../src/native.js';
 

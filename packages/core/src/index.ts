@@ -1,34 +1,77 @@
+/*
+ * `@tritium/core`: the face of core for applications (docs/api.md). The server, its
+ * options, requests and responses, errors, and the tensor and config helpers an
+ * application uses. Backend authors import `@tritium/core/backend` (backend-api.ts); the
+ * values both faces export are the same objects. Each name is listed on purpose: nothing
+ * else of core's sources is public.
+ */
+
+// The server, what it takes and what it answers.
 export { InferenceServer } from './server.js';
 export { InferenceError, type InferenceErrorCode } from './errors.js';
 export { VERSION } from './version.js';
-export type * from './types.js';
-export type * from './contract/inference.js';
-export type { Logger } from './contract/logger.js';
-export type { LoadModelOptions, ModelServer } from './contract/model-server.js';
-
-export * from './config/index.js';
-export * from './tensor/index.js';
-
 export type {
-  Backend,
-  BackendInstance,
-  BackendModel,
-  BackendRequest,
-  CustomMetricFamily,
-  ExecuteResult,
-  InstanceContext,
-  InstanceHealth,
-  ModelContext,
-  ModelFiles,
-  ResponseSender,
-} from './contract/backend.js';
-export { gatherBatchInput, scatterBatchOutputs } from './backend/batch.js';
-export type { ModelStatistics, DurationStat, BatchStat } from './observability/statistics.js';
-export { batchInputTensor, batchInputTensors, type BatchInputConfig } from './backend/batch-inputs.js';
-export { controlInputNames } from './backend/control-inputs.js';
-export { scatterWithInputShape } from './backend/batch-outputs.js';
-export type { GatherOptions } from './backend/batch.js';
-export { consoleLogger } from './console-logger.js';
-export { isInsideDirectory, pathInside } from './model/path-inside.js';
+  ModelControlMode,
+  ModelIndexEntry,
+  ModelMetadata,
+  ModelState,
+  ServerEvents,
+  ServerMetadata,
+  ServerOptions,
+  TensorMetadata,
+} from './types.js';
+export type { InferRequest, InferResponse, RunningInference, SequenceOptions } from './contract/inference.js';
+export type { LoadModelOptions } from './contract/model-server.js';
+export type { Logger } from './contract/logger.js';
+/** The type of `ServerOptions.backends`; writing one is `@tritium/core/backend`'s business. */
+export type { Backend } from './contract/backend.js';
+export type { BatchStat, DurationStat, ModelStatistics } from './observability/statistics.js';
 export type { MetricsOptions } from './observability/metrics.js';
 export type { ResponseCacheOptions } from './cache/response-cache.js';
+
+// Model configs: config.pbtxt text ⇄ objects, Triton's defaults and rules, the JSON form.
+export { parseModelConfig } from './config/text-format.js';
+export { printModelConfig } from './config/text-format-printer.js';
+export { validateModelConfig } from './config/validate.js';
+export { modelConfigToJson } from './config/json.js';
+export type {
+  DynamicBatching,
+  EnsembleScheduling,
+  InstanceGroup,
+  InstanceGroupKind,
+  ModelConfig,
+  ModelInput,
+  ModelOutput,
+  ModelWarmup,
+  NormalizedDynamicBatching,
+  NormalizedEnsembleScheduling,
+  NormalizedInstanceGroup,
+  NormalizedModelConfig,
+  NormalizedModelInput,
+  NormalizedModelOutput,
+  NormalizedQueuePolicy,
+  NormalizedSequenceBatching,
+  QueuePolicy,
+  SequenceBatching,
+  SequenceControlKind,
+  VersionPolicy,
+} from './config/schema.js';
+
+// Tensors and data types.
+export type { Tensor, TensorInput } from './tensor/tensor.js';
+export {
+  DATA_TYPES,
+  dataTypeFromConfig,
+  dataTypeToConfig,
+  elementByteSize,
+  isDataType,
+  typedArrayConstructor,
+  type BytesElement,
+  type DataType,
+  type TensorData,
+  type TypedTensorData,
+} from './tensor/datatype.js';
+export { elementCount, shapeToString } from './tensor/shape.js';
+export { createTensorData, tensorBytes, tensorFromBytes } from './tensor/data.js';
+export { bytesElementToString, deserializeBytesTensor, serializeBytesTensor } from './tensor/bytes.js';
+export { fromBf16, fromFp16, toBf16, toFp16 } from './tensor/half.js';

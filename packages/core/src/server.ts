@@ -1,46 +1,28 @@
 import { EventEmitter } from 'eventemitter3';
 import { BackendRegistry } from './backend/registry.js';
 import { consoleLogger } from './console-logger.js';
-import { cacheKey } from './cache/cache-key.js';
-import { LocalCache } from './cache/local-cache.js';
-import { RedisCache } from './cache/redis-cache.js';
-import type { ResponseCache, ResponseCacheOptions } from './cache/response-cache.js';
-import { decodeTensors, encodeTensors } from './cache/tensor-codec.js';
+import type { ResponseCache } from './cache/response-cache.js';
+import { responseCacheFor } from './cache/response-cache-for.js';
 import { ServerMetrics } from './observability/metrics.js';
 import type { NormalizedModelConfig } from './config/schema.js';
 import type { InferRequest, InferResponse, RunningInference } from './contract/inference.js';
-import type { Logger } from './contract/logger.js';
 import type { LoadModelOptions, ModelServer } from './contract/model-server.js';
 import { DEFAULT_MAX_INSTANCES_PER_MODEL } from './config/instance-limit.js';
-import { requestShape } from './config/request-shape.js';
 import { InferenceError } from './errors.js';
-import { byNameThenVersion, ModelManager } from './model/model-manager.js';
+import { ModelManager } from './model/model-manager.js';
+import { modelMetadataOf, serverMetadata } from './model/model-metadata.js';
 import { outputLabels } from './model/output-labels.js';
 import { requestedVersion } from './model/request-validator.js';
 import type { ServedModelVersion } from './model/served-model-version.js';
 import type { ModelStatistics } from './observability/statistics.js';
-import { ModelChangeTracker } from './repository/model-change-tracker.js';
-import { writeModelFiles } from './repository/model-file-override.js';
-import { ModelRepository, type ModelSource, type RepositoryScan } from './repository/model-repository.js';
-import { RepositoryPoller } from './repository/repository-poller.js';
-import type { InferenceRequest, ValidatedRequest } from './scheduling/inference-request.js';
+import { ModelRepository } from './repository/model-repository.js';
+import { RepositorySync } from './repository/repository-sync.js';
+import type { InferenceRequest } from './scheduling/inference-request.js';
 import { PromiseSink, StreamSink } from './scheduling/response-sinks.js';
-import { dataTypeFromConfig } from './tensor/datatype.js';
-import type { Tensor } from './tensor/tensor.js';
-import type {
-  ModelControlMode,
-  ModelIndexEntry,
-  ModelMetadata,
-  ServerEvents,
-  ServerMetadata,
-  ServerOptions,
-  TensorMetadata,
-} from './types.js';
-import { VERSION } from './version.js';
+import type { ModelControlMode, ModelIndexEntry, ModelMetadata, ServerEvents, ServerMetadata, ServerOptions } from './types.js';
 
 const CONTROL_MODES: readonly ModelControlMode[] = ['none', 'poll', 'explicit'];
-/** Triton's defaults: its server id, which clients check, and --model-load-thread-count. */
-const DEFAULT_SERVER_ID = 'triton';
+/** Triton's default --model-load-thread-count. */
 const DEFAULT_LOAD_THREAD_COUNT = 4;
 
 /**
@@ -51,20 +33,17 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
   private stopping: Promise<void> | undefined;
   private readonly manager: ModelManager;
   private readonly serverMetrics: ServerMetrics | undefined;
-  private readonly responseCache: ResponseCache | undefined;
-  private readonly poller: RepositoryPoller | undefined;
-  /** Poll mode: what each model's last load read, to tell which models changed. */
-  private readonly changes: ModelChangeTracker | undefined;
+  /** The repository side: start-up loading, polling, the index, where explicit loads find models. */
+  private readonly repository: RepositorySync;
 
   private constructor(
     private readonly options: ServerOptions,
     private readonly mode: ModelControlMode,
-    private readonly repository: ModelRepository,
+    repository: ModelRepository,
     private readonly registry: BackendRegistry,
+    private readonly responseCache: ResponseCache | undefined,
   ) {
     super();
-    // First: it may refuse its options, and then nothing else may have been registered.
-    this.responseCache = responseCacheFor(options.responseCache, options.logger ?? consoleLogger);
     const metrics = (this.serverMetrics =
       options.metrics === false
         ? undefined
@@ -79,14 +58,13 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
       maxInstancesPerModel: options.maxInstancesPerModel ?? DEFAULT_MAX_INSTANCES_PER_MODEL,
       loadThreadCount: options.modelLoadThreadCount ?? DEFAULT_LOAD_THREAD_COUNT,
     });
-    if (mode === 'poll') {
-      const changes = (this.changes = new ModelChangeTracker());
-      this.poller = new RepositoryPoller(
-        options.pollIntervalMs ?? 15_000,
-        () => this.syncRepository(changes),
-        (error) => this.repositoryFailed(error),
-      );
-    }
+    this.repository = new RepositorySync(repository, this.manager, {
+      mode,
+      startupModels: options.startupModels,
+      continueOnLoadError: options.continueOnLoadError,
+      pollIntervalMs: options.pollIntervalMs,
+      onPollFailure: (error) => this.notify('repositoryError', error),
+    });
   }
 
   /** Starts a server and loads its models as the control mode says. */
@@ -116,14 +94,23 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
       throw new InferenceError('INVALID_ARG', `\`serverId\` must be a string, got ${typeof options.serverId}`);
     }
     const repository = new ModelRepository(paths, { configName: options.modelConfigName });
-    const server = new InferenceServer(options, mode, repository, new BackendRegistry(options.backends ?? []));
+    const registry = new BackendRegistry(options.backends ?? [], options.backendSettings);
+    // Before the server registers anything (metrics): it may refuse its options.
+    const cache = await responseCacheFor(options.responseCache, options.logger ?? consoleLogger);
+    let server: InferenceServer;
     try {
-      await server.loadAtStartup();
+      server = new InferenceServer(options, mode, repository, registry, cache);
+    } catch (error) {
+      await cache?.close();
+      throw error;
+    }
+    try {
+      await server.repository.loadAtStartup();
     } catch (error) {
       await server.stop().catch(() => {});
       throw error;
     }
-    server.poller?.start();
+    server.repository.start();
     return server;
   }
 
@@ -151,7 +138,10 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
         throw new InferenceError('UNSUPPORTED', `model '${modelName}' is decoupled (zero or more responses per request): use inferStream()`);
       }
       const validated = served.validator.validate(request);
-      return served.cache ? this.inferCached(served, served.cache, validated, modelName, running) : this.submit(served, validated, modelName, running);
+      return new Promise((resolve, reject) => {
+        const accepted = served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject));
+        running?.accepted(accepted);
+      });
     } catch (error) {
       return Promise.reject(error);
     }
@@ -181,41 +171,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     const served = this.admit(modelName, request);
     const validated = served.validator.validate(request);
     const sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
-    return streamOf(served.submit(validated, sink), sink);
-  }
-
-  private submit(served: ServedModelVersion, validated: ValidatedRequest, modelName: string, running: CancellableStart | undefined): Promise<InferResponse> {
-    return new Promise((resolve, reject) => {
-      const accepted = served.submit(validated, new PromiseSink({ id: validated.id, modelName, modelVersion: served.version }, resolve, reject));
-      running?.accepted(accepted);
-    });
-  }
-
-  /**
-   * Answers from the response cache when it holds the request's key; otherwise runs the
-   * request and keeps a copy of a successful response (the copy is made before answering;
-   * the caller does not wait for the insertion itself).
-   */
-  private async inferCached(served: ServedModelVersion, cache: ResponseCache, validated: ValidatedRequest, modelName: string, running: CancellableStart | undefined): Promise<InferResponse> {
-    const start = performance.now();
-    const key = cacheKey(modelName, served.version, validated.inputs, validated.requestedOutputs);
-    const hit = await cache.get(key);
-    // An entry that does not decode (written by something else into a shared Redis) is a miss, not a failure.
-    const outputs = hit && decodeOrUndefined(hit);
-    if (outputs) {
-      served.statistics.recordCacheHit(start, performance.now());
-      return { id: validated.id, modelName, modelVersion: served.version, outputs };
-    }
-    const lookup = performance.now() - start;
-    // The version may have been unloaded (or the server stopped) during the lookup: it must not take the request then.
-    this.assertRunning();
-    if (!this.manager.servedVersions(modelName).includes(served)) {
-      throw new InferenceError('UNAVAILABLE', `model '${modelName}' version ${served.version} was unloaded while the request looked in the response cache`);
-    }
-    const response = await this.submit(served, validated, modelName, running);
-    const inserting = performance.now();
-    void cache.set(key, encodeTensors(response.outputs)).then(() => served.statistics.recordCacheMiss(lookup + performance.now() - inserting));
-    return response;
+    // Streams do not use the response cache (yet): see docs/response-cache.md.
+    return streamOf(served.submit(validated, sink, { bypassCache: true }), sink);
   }
 
   /**
@@ -226,9 +183,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
   async loadModel(name: string, options: LoadModelOptions = {}): Promise<void> {
     this.assertRunning();
     this.assertExplicit();
-    const { config, files } = options;
-    const locate = files && Object.keys(files).length > 0 ? () => writeModelFiles(name, files, config !== undefined) : () => this.repository.find(name);
-    await this.manager.load(name, locate, config);
+    await this.manager.load(name, this.repository.locate(name, options), options.config);
   }
 
   /** Explicit mode: unloads a model once its in-flight requests finish (up to exitTimeoutMs); one not loaded is left as it is, as in Triton. */
@@ -240,8 +195,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
 
   /** Poll mode: rescans the repository now instead of waiting for the next poll. */
   async pollRepository(): Promise<void> {
-    if (!this.poller) throw new InferenceError('UNSUPPORTED', 'pollRepository() needs modelControlMode "poll"');
-    await this.poller.pollNow();
+    await this.repository.pollNow();
   }
 
   isLive(): boolean {
@@ -258,24 +212,11 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
   }
 
   metadata(): ServerMetadata {
-    return { name: this.options.serverId ?? DEFAULT_SERVER_ID, version: VERSION, extensions: ['model_configuration', 'model_repository', 'statistics'] };
+    return serverMetadata(this.options.serverId);
   }
 
   async modelMetadata(name: string, version?: number): Promise<ModelMetadata> {
-    const served = this.manager.serving(name, version);
-    const config = served.context.config;
-    const describe = (t: { name?: string; data_type?: string; dims?: readonly number[] }): TensorMetadata => ({
-      name: t.name!,
-      datatype: dataTypeFromConfig(t.data_type!),
-      shape: requestShape(config, t),
-    });
-    return {
-      name,
-      versions: this.manager.servedVersions(name).map((s) => String(s.version)),
-      platform: config.platform || config.backend || '',
-      inputs: (config.input ?? []).map(describe),
-      outputs: (config.output ?? []).map(describe),
-    };
+    return modelMetadataOf(name, this.manager.serving(name, version), this.manager.servedVersions(name));
   }
 
   /** The config a model version runs with, after auto-complete and normalization. */
@@ -293,13 +234,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
 
   /** Every model in the repositories with the state of each version; models never loaded show as UNAVAILABLE. */
   async repositoryIndex(): Promise<ModelIndexEntry[]> {
-    const entries = this.manager.index();
-    const managed = new Set(entries.map((entry) => entry.name));
-    const scan = await this.repository.scan();
-    for (const name of scan.models.keys()) {
-      if (!managed.has(name)) entries.push({ name, version: undefined, state: 'UNAVAILABLE', reason: 'not loaded' });
-    }
-    return entries.sort(byNameThenVersion);
+    return this.repository.index(this.manager.index());
   }
 
   /** Per-version statistics in the shape of Triton's statistics extension. */
@@ -323,8 +258,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      // A poll under way is not waited for: the stopping manager refuses what it would still start.
-      this.poller?.stop();
+      this.repository.stop();
       await this.manager.stop();
       await this.registry.finalize();
       await this.responseCache?.close();
@@ -372,66 +306,6 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
       process.emitWarning(`a ${event} listener threw: ${String(error)}`, 'TritiumWarning');
     }
   }
-
-  /** Poll mode, the repository unreadable (a root gone, a disk unmounted): what is loaded keeps serving until a poll reads it again. */
-  private repositoryFailed(error: unknown): void {
-    const failure = InferenceError.from(error, 'UNAVAILABLE');
-    process.emitWarning(`polling the model repository failed: ${failure.message}; loaded models keep serving`, 'TritiumWarning');
-    this.notify('repositoryError', failure);
-  }
-
-  private async loadAtStartup(): Promise<void> {
-    const scan = await this.repository.scan();
-    const loadAll = this.mode !== 'explicit' || this.options.startupModels?.includes('*');
-    const names = loadAll ? [...scan.models.keys(), ...scan.conflicts.keys()] : [...(this.options.startupModels ?? [])];
-    const failures = await this.loadAll(scan, names);
-    if (failures.length && this.options.continueOnLoadError === false) {
-      throw new InferenceError('UNAVAILABLE', `models failed to load: ${failures.map((f) => f.message).join('; ')}`);
-    }
-  }
-
-  /** Poll mode: loads new and changed models, unloads removed ones, refuses names found twice. */
-  private async syncRepository(changes: ModelChangeTracker): Promise<void> {
-    const scan = await this.repository.scan();
-    const changed: string[] = [];
-    for (const [name, source] of scan.models) {
-      if (await changes.changed(name, source.directory)) changed.push(name);
-    }
-    await this.loadAll(scan, [...changed, ...scan.conflicts.keys()]);
-    for (const name of this.manager.managedNames()) {
-      if (scan.models.has(name) || scan.conflicts.has(name)) continue;
-      // A model directory that comes back unchanged must load again.
-      changes.forget(name);
-      await this.manager.forget(name).catch(() => {});
-    }
-  }
-
-  /** Loads each named model (refusing conflicts); returns the failures, which also show in the index. */
-  private async loadAll(scan: RepositoryScan, names: readonly string[]): Promise<InferenceError[]> {
-    const failures: InferenceError[] = [];
-    await Promise.all(
-      names.map(async (name) => {
-        // A conflict or a startup name the repository lacks stays in the index as UNAVAILABLE.
-        const refusal = scan.conflicts.get(name) ?? (scan.models.has(name) ? undefined : `model '${name}' is not in the model repository`);
-        const work = refusal ? this.refuse(name, refusal) : this.loadFrom(scan.models.get(name)!);
-        await work.catch((error) => failures.push(InferenceError.from(error)));
-        if (refusal) failures.push(new InferenceError('INVALID_ARG', refusal));
-      }),
-    );
-    return failures;
-  }
-
-  /** Loads a model found by a scan; in poll mode, remembering what the load read. */
-  private loadFrom(source: ModelSource): Promise<void> {
-    const load = () => this.manager.load(source.name, async () => source);
-    return this.changes ? this.changes.track(source.name, source.directory, load) : load();
-  }
-
-  private refuse(name: string, reason: string): Promise<void> {
-    // Once the name is served from one repository again, it loads even if that directory did not change.
-    this.changes?.forget(name);
-    return this.manager.refuse(name, reason);
-  }
 }
 
 /** The longest delay setTimeout honours; past it, a timer fires at once. */
@@ -443,24 +317,6 @@ function checkDuration(field: string, value: number | undefined): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
     throw new InferenceError('INVALID_ARG', `\`${field}\` must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
   }
-}
-
-function decodeOrUndefined(bytes: Uint8Array): Record<string, Tensor> | undefined {
-  try {
-    return decodeTensors(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The cache ServerOptions.responseCache asks for; none for a local cache of 0 bytes. */
-function responseCacheFor(options: ResponseCacheOptions | undefined, logger: Logger): ResponseCache | undefined {
-  if (!options) return undefined;
-  if (options.type === 'redis') return new RedisCache(options, logger);
-  if (options.type !== 'local' || !Number.isSafeInteger(options.sizeBytes) || options.sizeBytes < 0) {
-    throw new InferenceError('INVALID_ARG', "`responseCache` must be { type: 'local', sizeBytes: <non-negative integer> } or { type: 'redis', ... }");
-  }
-  return options.sizeBytes > 0 ? new LocalCache(options.sizeBytes) : undefined;
 }
 
 /** A started inference: its response, and a cancel() that works before and after the request is accepted. */

@@ -15,6 +15,13 @@ export interface ServerOptions {
   readonly startupModels?: readonly string[];
   /** Backends to serve models with; installed official ones load on demand by name. */
   readonly backends?: readonly Backend[];
+  /**
+   * Settings for the official backends loaded by name (Triton's `--backend-config`), keyed
+   * by backend name: each entry reaches that backend's package as the options of its
+   * factory, e.g. `{ onnxruntime: { defaultMaxBatchSize: 8 }, python: { interpreter: '/opt/py/bin/python3' } }`
+   * (see docs/backends.md). A backend passed in `backends` is already made and takes none.
+   */
+  readonly backendSettings?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** Poll mode: how often to rescan the repository. Default 15 000 ms (Triton's --repository-poll-secs=15). */
   readonly pollIntervalMs?: number;
   /** Use `<model>/configs/<name>.pbtxt` in place of config.pbtxt where present (Triton's --model-config-name). */

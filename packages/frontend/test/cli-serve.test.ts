@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '@tritium/core';
+import { filConfig } from '../../backend-fil/test/helpers.js';
 import { pythonMissing } from '../../backend-python/test/helpers.js';
 import { GrpcClient } from './helpers/grpc-fixture.js';
 
@@ -238,6 +239,28 @@ describe('tritium', () => {
     // add_sub's inputs are [-1,16]: auto-complete gives it the default-max-batch-size asked for.
     expect(await (await fetch(`${http}/v2/models/add_sub/config`)).json()).toMatchObject({ max_batch_size: 8 });
     expect(cli.text).toContain("--backend-config python,thread-pool-size is ignored by tritium: it has no meaning here (tritium's python backend takes");
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+  });
+
+  it('serves a model of any official backend core lists, fil too, loaded by name', async () => {
+    // XGBoost JSON worked out by hand: f0 < 0.5 ? (f1 < -1 ? 1 : 2) : 3, plus base_score 10.
+    const tree = {
+      learner: {
+        gradient_booster: { name: 'gbtree', model: { tree_info: [0], trees: [{ left_children: [1, 3, -1, -1, -1], right_children: [2, 4, -1, -1, -1], split_indices: [0, 1, 0, 0, 0], split_conditions: [0.5, -1, 3, 1, 2], default_left: [1, 0, 0, 0, 0] }] } },
+        learner_model_param: { base_score: '1E1', num_class: '0', num_feature: '2' },
+        objective: { name: 'reg:squarederror' },
+      },
+    };
+    const root = await models('fil', { 'forest/config.pbtxt': filConfig({ name: 'forest', modelType: 'xgboost_json', features: 2, outputWidth: 1 }), 'forest/1/xgboost.json': JSON.stringify(tree) });
+    const cli = tritium('serve', `--model-repository=${root}`, ...LOOPBACK);
+    const { http } = await cli.services();
+    expect(cli.text).toMatch(/\| forest +\| 1 +\| READY/);
+    const response = await fetch(`${http}/v2/models/forest/infer`, {
+      method: 'POST',
+      body: JSON.stringify({ inputs: [{ name: 'input__0', datatype: 'FP32', shape: [2, 2], data: [0.4, -2, 5, 0] }] }),
+    });
+    expect(((await response.json()) as { outputs: unknown[] }).outputs[0]).toMatchObject({ name: 'output__0', shape: [2, 1], data: [11, 13] });
     cli.child.kill('SIGTERM');
     expect(await cli.exited).toBe(0);
   });

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
-import { DATA_TYPES, dataTypeToConfig, deserializeBytesTensor, float32ToFp16Bits, typedArrayConstructor, type DataType } from '@tritium/core';
+import { DATA_TYPES, dataTypeToConfig, deserializeBytesTensor, toFp16, typedArrayConstructor, type DataType } from '@tritium/core';
 import { testConfig } from '../../core/test/helpers/repository.js';
 import { MAX_BYTES_ELEMENTS } from '../src/bytes-elements.js';
 import { modelFacts } from '../src/model-facts.js';
@@ -121,7 +121,7 @@ describe('ModelInfer', () => {
 
   it('takes FP16 and BF16 only as raw contents, as Triton', async () => {
     const client = await fx.start({ types: TYPES });
-    const half = Uint16Array.from([1, -2.5, 65504].map(float32ToFp16Bits));
+    const half = toFp16([1, -2.5, 65504]);
     const response = await client.call('ModelInfer', {
       model_name: 'types',
       inputs: [{ name: 'IN_FP16', datatype: 'FP16', shape: [3] }],

@@ -1,11 +1,17 @@
+import { realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BACKEND_MODEL_FILES } from '../config/platforms.js';
 import { InferenceError } from '../errors.js';
 import type { Backend } from '../contract/backend.js';
 
-/** Official backends, loaded on first use when installed but not passed to the server. */
+/**
+ * The official backends, the one list: each name with the package that serves it, loaded
+ * on first use when installed but not passed to the server. A package exports
+ * `createBackend(name, settings)`, given the name asked for and that name's entry of
+ * `ServerOptions.backendSettings` (`{}` when none).
+ */
 const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {
   onnxruntime: '@tritium/backend-onnx',
   python: '@tritium/backend-python',
@@ -15,7 +21,10 @@ const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {
   pytorch: '@tritium/backend-pytorch',
 };
 
-type BackendPackage = { createBackend?: (name: string) => Backend };
+/** One official backend's settings (its entry of ServerOptions.backendSettings): the options its package's factory takes. */
+type BackendSettings = Readonly<Record<string, unknown>>;
+
+type BackendPackage = { createBackend?: (name: string, settings: BackendSettings) => Backend };
 
 /** Holds the backends by name, initializes each once, and finalizes them at shutdown. */
 export class BackendRegistry {
@@ -23,7 +32,14 @@ export class BackendRegistry {
   /** The backends whose initialize has finished, for metrics read without waiting. */
   private readonly ready = new Set<Backend>();
 
-  constructor(backends: readonly Backend[]) {
+  /**
+   * @param backends given by the application, each served instead of any official one of its name.
+   * @param settings for the official backends loaded by name, keyed by backend name.
+   */
+  constructor(
+    backends: readonly Backend[],
+    private readonly settings: Readonly<Record<string, BackendSettings>> = {},
+  ) {
     for (const backend of backends) {
       if (this.backends.has(backend.name)) {
         throw new InferenceError('ALREADY_EXISTS', `backend '${backend.name}' is given twice`);
@@ -50,7 +66,7 @@ export class BackendRegistry {
   async get(name: string): Promise<Backend> {
     let backend = this.backends.get(name);
     if (!backend) {
-      const loading = loadOfficial(name).then((loaded) => this.initialized(loaded));
+      const loading = loadOfficial(name, this.settings[name] ?? {}).then((loaded) => this.initialized(loaded));
       this.backends.set(name, loading);
       // A package that failed to import may be installed by the next load: only a success is kept.
       loading.catch(() => {
@@ -88,7 +104,7 @@ export class BackendRegistry {
   }
 }
 
-async function loadOfficial(name: string): Promise<Backend> {
+async function loadOfficial(name: string, settings: BackendSettings): Promise<Backend> {
   const specifier = OFFICIAL_PACKAGES[name];
   if (!specifier) {
     throw new InferenceError('UNAVAILABLE', `no backend '${name}' is registered; pass it in InferenceServer.start({ backends })`);
@@ -106,7 +122,7 @@ async function loadOfficial(name: string): Promise<Backend> {
   if (typeof module.createBackend !== 'function') {
     throw new InferenceError('UNAVAILABLE', `${specifier} does not export createBackend()`);
   }
-  const backend = module.createBackend(name);
+  const backend = module.createBackend(name, settings);
   if (backend.name !== name) {
     throw new InferenceError('UNAVAILABLE', `${specifier} created backend '${backend.name}', expected '${name}'`);
   }
@@ -115,20 +131,37 @@ async function loadOfficial(name: string): Promise<Backend> {
 
 /**
  * Imports an official backend package: first as core itself would resolve it, then
- * from the application's directory, since a strict node_modules layout (pnpm) does
- * not let core see packages that only the application depends on.
+ * from the application's directory and from its main script's, since a strict
+ * node_modules layout (pnpm) does not let core see packages that only the application
+ * depends on (the `tritium` command's optional peers, say).
  */
 async function importPackage(specifier: string): Promise<BackendPackage> {
   try {
     return (await import(specifier)) as BackendPackage;
   } catch (error) {
-    const fromApp = createRequire(join(process.cwd(), 'package.json'));
-    let resolved: string;
-    try {
-      resolved = fromApp.resolve(specifier);
-    } catch {
-      throw error;
+    for (const base of applicationBases()) {
+      let resolved: string;
+      try {
+        resolved = createRequire(base).resolve(specifier);
+      } catch {
+        continue;
+      }
+      return (await import(pathToFileURL(resolved).href)) as BackendPackage;
     }
-    return (await import(pathToFileURL(resolved).href)) as BackendPackage;
+    throw error;
   }
+}
+
+/** Where the application's packages resolve from: its working directory, then its main script's (links followed). */
+function applicationBases(): string[] {
+  const bases = [join(process.cwd(), 'package.json')];
+  const main = process.argv[1];
+  if (main) {
+    try {
+      bases.push(join(dirname(realpathSync(main)), 'package.json'));
+    } catch {
+      // No main script on disk (node -e, a REPL): the working directory only.
+    }
+  }
+  return bases;
 }

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from '../contract/logger.js';
 import { InferenceError } from '../errors.js';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -19,6 +19,32 @@ const REDIS_RETRY_AFTER_MS = 1000;
 
 type RedisCacheOptions = Omit<Extract<ResponseCacheOptions, { type: 'redis' }>, 'type'>;
 
+/** How ioredis is loaded: `import('ioredis')`, or in a test a stand-in that fails as a missing package does. */
+export type ImportIoredis = () => Promise<Pick<typeof import('ioredis'), 'Redis'>>;
+
+const importIoredis: ImportIoredis = () => import('ioredis');
+
+/**
+ * ioredis's client class. ioredis is an optional peer dependency of core: only a Redis
+ * cache loads it, so a server without one runs where it is not installed.
+ */
+async function redisClient(load: ImportIoredis): Promise<typeof Redis> {
+  try {
+    return (await load()).Redis;
+  } catch (error) {
+    if (isMissingIoredis(error)) {
+      throw new InferenceError('UNAVAILABLE', "responseCache type 'redis' needs the ioredis package, which is not installed: npm install ioredis@5", { cause: error });
+    }
+    throw new InferenceError('UNAVAILABLE', `responseCache type 'redis': loading ioredis failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+/** ioredis itself is absent (ESM's or CommonJS's not-found, naming it), not a package ioredis needs. */
+function isMissingIoredis(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /'ioredis'/.test(String((error as Error).message));
+}
+
 /**
  * A response cache in Redis (ioredis), shared by every process that points at it. A
  * failure (Redis down, a call past `timeoutMs`) is a miss, or a skipped insertion, never a
@@ -30,19 +56,26 @@ export class RedisCache implements ResponseCache {
   private readonly redis: Redis;
   private readonly breaker: CircuitBreaker;
 
-  constructor(
-    private readonly options: RedisCacheOptions,
-    logger: Logger,
-  ) {
+  /** Checks the options, loads ioredis (refused options never need it) and connects. */
+  static async open(options: RedisCacheOptions, logger: Logger, load: ImportIoredis = importIoredis): Promise<RedisCache> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
       throw new InferenceError('INVALID_ARG', `responseCache.timeoutMs must be a whole number of milliseconds, at least 1, got ${timeoutMs}`);
     }
+    return new RedisCache(await redisClient(load), options, timeoutMs, logger);
+  }
+
+  private constructor(
+    Client: typeof Redis,
+    private readonly options: RedisCacheOptions,
+    timeoutMs: number,
+    logger: Logger,
+  ) {
     this.breaker = new CircuitBreaker(REDIS_RETRY_AFTER_MS, {
       opened: (error) => logger.warn(`response cache: Redis at ${this.where} failed (${error.message}); requests are served uncached, Redis is tried again every ${REDIS_RETRY_AFTER_MS} ms`),
       closed: () => logger.info(`response cache: Redis at ${this.where} answers again`),
     });
-    this.redis = new Redis({
+    this.redis = new Client({
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 6379,
       password: options.password,

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../contract/backend.js';
 import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
+import { submitCached, type CacheableVersion } from '../cache/cached-submit.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { failureReason } from '../observability/failure-reason.js';
 import { ModelStatisticsRecorder, type LatencyObserver } from '../observability/statistics.js';
@@ -13,6 +14,7 @@ import type { ResponseSink } from '../scheduling/response-channel.js';
 import { ResponseOrder } from '../scheduling/response-order.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 import { schedulerFor } from '../scheduling/scheduler-for.js';
+import type { Tensor } from '../tensor/tensor.js';
 import { modelInstances } from './model-instances.js';
 import { warmUp, warmupSamples } from './model-warmup.js';
 import { RequestValidator } from './request-validator.js';
@@ -31,13 +33,16 @@ const INSTANCES_STARTED_AT_ONCE = 8;
  * built from its config, and its statistics. It tracks every accepted request until
  * its last response, so unloading can drain them.
  */
-export class ServedModelVersion {
+export class ServedModelVersion implements CacheableVersion {
   readonly validator: RequestValidator;
   private readonly outputs: ModelOutputs;
   /** Set when the config asks for responses in arrival order (preserve_ordering). */
   private readonly responseOrder: ResponseOrder | undefined;
   private readonly outstanding = new Set<InferenceRequest>();
+  /** Requests answered from the response cache, with when their lookup began: they end as cache hits. */
+  private readonly cacheHits = new Map<InferenceRequest, number>();
   private idleWaiters: Array<() => void> = [];
+  private unloading = false;
 
   private constructor(
     readonly context: ModelContext,
@@ -105,15 +110,43 @@ export class ServedModelVersion {
     }
   }
 
-  /** Accepts a validated request; from here on its sink hears exactly one end or error. */
-  submit(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
-    let answer = this.responseOrder ? this.responseOrder.wrap(sink) : sink;
-    // Only where a metric wants it: a decoupled model's time to its first response.
-    if (this.decoupled && this.statistics.observed) answer = timingFirstResponse(answer, this.statistics);
-    const accepted = new InferenceRequest(this.context.name, this.context.version, request, answer, this.onEnd, this.outputs);
+  /**
+   * Accepts a validated request; from here on its sink hears exactly one end or error.
+   * With a response cache, the request goes through it (cache/cached-submit.ts) unless
+   * `bypassCache` says otherwise.
+   */
+  submit(request: ValidatedRequest, sink: ResponseSink, options?: { readonly bypassCache?: boolean }): InferenceRequest {
+    if (this.cache && !options?.bypassCache) return submitCached(this, this.cache, request, sink);
+    return this.enqueue(this.accept(request, this.answering(sink)));
+  }
+
+  // The steps of submit, which the response cache takes one by one (CacheableVersion).
+
+  accept(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
+    const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd, this.outputs);
     this.outstanding.add(accepted);
+    return accepted;
+  }
+
+  answering(sink: ResponseSink): ResponseSink {
+    const answer = this.responseOrder ? this.responseOrder.wrap(sink) : sink;
+    // Only where a metric wants it: a decoupled model's time to its first response.
+    return this.decoupled && this.statistics.observed ? timingFirstResponse(answer, this.statistics) : answer;
+  }
+
+  enqueue(accepted: InferenceRequest): InferenceRequest {
     this.scheduler.enqueue(accepted);
     return accepted;
+  }
+
+  answerFromCache(accepted: InferenceRequest, outputs: Record<string, Tensor>, lookupStart: number): void {
+    this.cacheHits.set(accepted, lookupStart);
+    // Through the request's channel, as a backend's response: it ends the request (onEnd counts the hit).
+    accepted.response.send(outputs, { final: true });
+  }
+
+  get isUnloading(): boolean {
+    return this.unloading;
   }
 
   /**
@@ -127,6 +160,7 @@ export class ServedModelVersion {
    * and a server that never finished stopping would be worse.
    */
   async unload(deadline: number, graceMs: number): Promise<void> {
+    this.unloading = true;
     const drained = this.scheduler.drain().then(() => this.idle());
     if (!(await withTimeout(drained, deadline - performance.now()))) {
       for (const request of [...this.outstanding]) {
@@ -172,7 +206,11 @@ export class ServedModelVersion {
     this.outstanding.delete(request);
     // A response sent from execute's result ends when execute did; a later one (decoupled, a cancellation) ends now.
     const end = request.executeEnd || performance.now();
+    const hitLookup = this.cacheHits.size > 0 ? this.cacheHits.get(request) : undefined;
+    if (hitLookup !== undefined) this.cacheHits.delete(request);
     if (error) this.statistics.recordFailure(request.arrivalTime, end, failureReason(request, error));
+    // As Triton: a hit is a success, but no inference (inference_count counts what models ran).
+    else if (hitLookup !== undefined) this.statistics.recordCacheHit(hitLookup, end);
     else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end);
     if (this.outstanding.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;

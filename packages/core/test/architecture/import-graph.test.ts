@@ -5,6 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /**
  * The floor: the backend contract (contract/) and the leaf modules its types are made of
@@ -49,12 +50,21 @@ function readImportGraph(): ImportGraph {
   return graph;
 }
 
+/** The .ts files under a directory, relative to it, sorted; installed packages and build output (node_modules, dist, build) left out. */
 function sourceFiles(directory: string): string[] {
-  return readdirSync(directory, { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.ts'))
-    .map((name) => name.split('\\').join('/'))
-    .sort();
+  const files: string[] = [];
+  const walk = (relativeDirectory: string): void => {
+    for (const entry of readdirSync(join(directory, relativeDirectory), { withFileTypes: true })) {
+      const path = relativeDirectory ? `${relativeDirectory}/${entry.name}` : entry.name;
+      if (entry.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) walk(path);
+      else if (entry.isFile() && entry.name.endsWith('.ts')) files.push(path);
+    }
+  };
+  walk('');
+  return files.sort();
 }
+
+const SKIPPED_DIRECTORIES = new Set(['node_modules', 'dist', 'build']);
 
 function moduleSpecifier(node: ts.Node): string | undefined {
   if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -163,5 +173,66 @@ describe("core's import graph", () => {
       ['d.ts', []],
     ]);
     expect(findCycles(circle)).toEqual(['a.ts:1 → b.ts:2 → c.ts:3 → a.ts (3 files in this circle)']);
+  });
+});
+
+/** Core's two faces: what an import of `@tritium/core…` may name. */
+const APPLICATION_FACE = '@tritium/core';
+const BACKEND_FACE = '@tritium/core/backend';
+
+/** Every `@tritium/core…` specifier a file imports or re-exports, with its line (`import()` and `import('…')` types too). */
+function coreImports(path: string): Array<{ readonly specifier: string; readonly line: number }> {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: Array<{ specifier: string; line: number }> = [];
+  const visit = (node: ts.Node): void => {
+    const specifier = moduleSpecifier(node);
+    if (specifier === APPLICATION_FACE || specifier?.startsWith(`${APPLICATION_FACE}/`)) {
+      found.push({ specifier, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The TypeScript files under a folder of the repository (node_modules and dist left out), relative to the root. */
+const filesUnder = (folder: string): string[] => sourceFiles(join(ROOT, folder)).map((file) => `${folder}/${file}`);
+
+/** Every import of core by `files` whose specifier `allowed` refuses, as `file:line imports 'specifier'`. */
+const importsBreaking = (files: readonly string[], allowed: (specifier: string) => boolean): string[] =>
+  files.flatMap((file) => coreImports(join(ROOT, file)).filter(({ specifier }) => !allowed(specifier)).map(({ specifier, line }) => `${file}:${line} imports '${specifier}'`));
+
+describe("core's two faces", () => {
+  const backendPackages = readdirSync(join(ROOT, 'packages'))
+    .filter((name) => name.startsWith('backend-') && existsSync(join(ROOT, 'packages', name, 'src')))
+    .sort();
+
+  it('has backends import only the backend face (`@tritium/core/backend`)', () => {
+    expect(backendPackages).toEqual(expect.arrayContaining(['backend-fil', 'backend-onnx', 'backend-python', 'backend-pytorch']));
+    // The example's backend is a backend; its main.ts is the application that serves it.
+    const example = filesUnder('examples/custom-backend').filter((file) => !file.endsWith('/main.ts'));
+    expect(example).toContain('examples/custom-backend/softmax-backend.ts');
+    const files = [...backendPackages.flatMap((name) => filesUnder(`packages/${name}/src`)), ...example];
+    expect(importsBreaking(files, (specifier) => specifier === BACKEND_FACE)).toEqual([]);
+  });
+
+  it('has the frontend, an application, import only the application face', () => {
+    expect(importsBreaking(filesUnder('packages/frontend/src'), (specifier) => specifier === APPLICATION_FACE)).toEqual([]);
+  });
+
+  it('has nothing reach past the two faces into core', () => {
+    const folders = ['packages', 'examples', 'bench'].flatMap((folder) => (existsSync(join(ROOT, folder)) ? [folder] : []));
+    const files = folders.flatMap(filesUnder).filter((file) => !file.startsWith('packages/core/src/'));
+    expect(importsBreaking(files, (specifier) => specifier === APPLICATION_FACE || specifier === BACKEND_FACE)).toEqual([]);
+  });
+
+  it('lists each face\'s exports by name (an `export *` would make whatever a module exports public)', () => {
+    const wholesale = ['index.ts', 'backend-api.ts'].flatMap((face) => {
+      const source = ts.createSourceFile(face, readFileSync(join(SRC, face), 'utf8'), ts.ScriptTarget.Latest, true);
+      return source.statements
+        .filter((statement) => ts.isExportDeclaration(statement) && !statement.exportClause)
+        .map((statement) => `${face}:${source.getLineAndCharacterOfPosition(statement.getStart()).line + 1}`);
+    });
+    expect(wholesale).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { gatherBatchInput, scatterBatchOutputs, type Backend, type BackendRequest, type Tensor } from '@tritium/core';
+import type { Backend, Tensor } from '@tritium/core';
+import { gatherBatchInput, scatterBatchOutputs, type BackendRequest } from '@tritium/core/backend';
 import { BatchBuffers, sizeFor } from '../../src/backend/batch-buffers.js';
 import { useServerFixture } from '../helpers/server-fixture.js';
 

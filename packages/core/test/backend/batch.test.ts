@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { gatherBatchInput, InferenceError, scatterBatchOutputs, type BackendRequest, type Tensor } from '@tritium/core';
+import { InferenceError, type Tensor } from '@tritium/core';
+import { gatherBatchInput, scatterBatchOutputs, type BackendRequest } from '@tritium/core/backend';
 
 function request(inputs: Record<string, Tensor>, batchSize: number): BackendRequest {
   return {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { InferenceServer, type Backend, type BackendRequest, type Logger, type ModelContext } from '@tritium/core';
+import { InferenceServer, type Backend, type Logger } from '@tritium/core';
+import type { BackendRequest, ModelContext } from '@tritium/core/backend';
 import { TempRepository, testConfig } from '../helpers/repository.js';
 import { sleep } from '../helpers/test-backend.js';
 

@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import type { ModelConfig, Tensor } from '@tritium/core';
 import {
-  batchInputTensor,
   batchInputTensors,
   gatherBatchInput,
-  normalizeModelConfig,
   scatterWithInputShape,
   type BackendRequest,
   type BatchInputConfig,
-  type ModelConfig,
-  type Tensor,
-} from '@tritium/core';
+} from '@tritium/core/backend';
+import { batchInputTensor } from '../../src/backend/batch-inputs.js';
+import { normalizeModelConfig } from '../../src/config/normalize.js';
 
 function request(inputs: Record<string, Tensor>): BackendRequest {
   return {

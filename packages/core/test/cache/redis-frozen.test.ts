@@ -74,7 +74,7 @@ describe.skipIf(redisMissing)('the response cache, with a frozen Redis', () => {
 
   it('settles a lookup within the timeout when Redis never answers, and skips Redis after that', async () => {
     const { port, process: redis } = await startRedis();
-    const cache = new RedisCache({ port, timeoutMs: 300 }, quiet);
+    const cache = await RedisCache.open({ port, timeoutMs: 300 }, quiet);
     try {
       // Until the connection is ready, calls fail at once (the breaker lets them through again when it is).
       const stored = await eventually(async () => (await cache.set('k', new Uint8Array([1, 2, 3])), (await cache.get('k')) !== undefined), 2000);

@@ -1,4 +1,5 @@
-import { consoleLogger, type ModelContext, type ModelServer } from '@tritium/core';
+import type { ModelContext, ModelServer } from '@tritium/core/backend';
+import { consoleLogger } from '../../src/console-logger.js';
 
 const refuse = (): never => {
   throw new Error('no server: the model was loaded directly');

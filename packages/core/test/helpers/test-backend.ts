@@ -3,12 +3,10 @@ import { join } from 'node:path';
 import {
   InferenceError,
   type Backend,
-  type BackendInstance,
-  type BackendRequest,
-  type InstanceHealth,
   type ModelConfig,
   type Tensor,
 } from '@tritium/core';
+import type { BackendInstance, BackendRequest, InstanceHealth } from '@tritium/core/backend';
 
 /**
  * An in-test backend. The model's `behavior` parameter picks what it computes:

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_INSTANCES_PER_MODEL, InferenceServer, type Backend } from '@tritium/core';
+import { InferenceServer, type Backend } from '@tritium/core';
+import { DEFAULT_MAX_INSTANCES_PER_MODEL } from '../../src/config/instance-limit.js';
 import { TempRepository, testConfig } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';

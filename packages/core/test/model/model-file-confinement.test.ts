@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InferenceError, parseModelConfig, pathInside, validateModelConfig } from '@tritium/core';
+import { InferenceError, parseModelConfig, validateModelConfig } from '@tritium/core';
+import { pathInside } from '@tritium/core/backend';
 import { testConfig } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
 

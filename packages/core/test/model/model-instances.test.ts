@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Backend, ModelContext } from '@tritium/core';
-import { InferenceError, normalizeModelConfig, parseModelConfig } from '@tritium/core';
+import { InferenceError, parseModelConfig, type Backend } from '@tritium/core';
+import type { ModelContext } from '@tritium/core/backend';
+import { normalizeModelConfig } from '../../src/config/normalize.js';
 import { modelInstances } from '../../src/model/model-instances.js';
 
 /** Far above what these groups ask for. */

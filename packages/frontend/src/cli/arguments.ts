@@ -32,13 +32,13 @@ export interface LogSettings {
 }
 
 export interface ServeOptions {
-  /** For InferenceServer.start(), less what the command adds (backends, logger). */
-  readonly server: Omit<ServerOptions, 'backends' | 'logger'> & { readonly exitTimeoutMs: number };
+  /** For InferenceServer.start(), less what the command adds (the backend settings, logger). */
+  readonly server: Omit<ServerOptions, 'backends' | 'backendSettings' | 'logger'> & { readonly exitTimeoutMs: number };
   /** Each service, or undefined when its --allow-* flag is false. */
   readonly http?: ListenOptions & SharedMemoryOptions & { readonly bodyLimitBytes?: number; readonly restrictedApis?: RestrictedApis };
   readonly grpc?: ListenOptions & SharedMemoryOptions & { readonly restrictedApis?: RestrictedApis; readonly maxReceiveMessageBytes?: number };
   readonly metrics?: ListenOptions;
-  /** What --backend-config gives the official backends the command creates. */
+  /** What --backend-config gives the official backends (the server's backendSettings). */
   readonly backends: BackendSettings;
   readonly log: LogSettings;
   /** The ignored flags (and --backend-config settings) given, each with why ignoring it is harmless (the command warns of them). */

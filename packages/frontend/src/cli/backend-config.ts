@@ -1,7 +1,11 @@
 import { UsageError } from './usage-error.js';
 
-/** What --backend-config gives the official backends the command creates: fields of pythonBackend()'s and onnxBackend()'s options. */
-export interface BackendSettings {
+/**
+ * What --backend-config gives the official backends, keyed by backend name as the server's
+ * `backendSettings` takes them (core hands each to the backend it loads by that name):
+ * fields of pythonBackend()'s and onnxBackend()'s options.
+ */
+export type BackendSettings = {
   readonly python: {
     readonly interpreter?: string;
     readonly executionEnvironmentRoots: readonly string[];
@@ -10,7 +14,7 @@ export interface BackendSettings {
     readonly sharedMemoryGrowthBytes?: number;
   };
   readonly onnxruntime: { readonly defaultMaxBatchSize?: number };
-}
+};
 
 /** A --backend-config given that has no meaning here, with why. */
 export interface IgnoredSetting {
@@ -67,7 +71,7 @@ const MEANINGS: Readonly<Record<string, Readonly<Record<string, Apply>>>> = {
 };
 
 /**
- * Triton's --backend-config values, as settings for the backends the command creates.
+ * Triton's --backend-config values, as settings for the official backends the server loads.
  * As in Triton, a setting without a backend applies to every backend, and a backend's own
  * setting overrides it whatever their order. A setting with no meaning here is accepted
  * and listed as ignored (the command warns of it), so Triton's command lines run.

@@ -5,7 +5,6 @@ import type { RunningFrontend } from '../listen.js';
 import { startMetricsFrontend } from '../metrics/metrics-frontend.js';
 import type { ServeOptions } from './arguments.js';
 import { modelTable } from './model-table.js';
-import { installedBackends } from './optional-backends.js';
 import { SERVICE_CLOSE_TIMEOUT_MS } from './shutdown.js';
 
 export interface NamedFrontend {
@@ -21,14 +20,14 @@ export interface RunningService {
 }
 
 /**
- * Starts the server with the backends that are installed, logs its models as Triton's
+ * Starts the server, which loads each official backend a model needs by name (core's one
+ * list), with what --backend-config gives it; logs its models as Triton's
  * table, then starts each service allowed (Triton's order: gRPC, HTTP, metrics), logging
  * `Started <service> at <host>:<port>`. If one fails to start, the others and the server
  * are stopped and the error says which.
  */
 export async function serve(options: ServeOptions, logger: Logger): Promise<RunningService> {
-  const backends = await installedBackends(logger, options.backends);
-  const server = await InferenceServer.start({ ...options.server, backends, logger });
+  const server = await InferenceServer.start({ ...options.server, backendSettings: options.backends, logger });
   logger.info(`\n${modelTable(await server.repositoryIndex())}`);
   server.on('modelStateChanged', (entry) => logStateChange(entry, logger));
   const frontends: NamedFrontend[] = [];
