@@ -122,7 +122,10 @@ export class RuntimeLoader {
       try {
         mod = await (this.options.loadWeb ?? (() => import('onnxruntime-web')))();
       } catch (error) {
-        throw new InferenceError('UNAVAILABLE', `onnxruntime-web cannot be loaded: ${(error as Error).message}`, { cause: error });
+        // An optional peer: installed only by those who want the WebAssembly fallback.
+        const missing = (error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' || (error as { code?: string }).code === 'MODULE_NOT_FOUND';
+        const hint = missing ? ' (it is an optional peer of @tritium/backend-onnx: npm install onnxruntime-web@1.30.0)' : '';
+        throw new InferenceError('UNAVAILABLE', `onnxruntime-web cannot be loaded${hint}: ${(error as Error).message}`, { cause: error });
       }
       const ort = moduleOf(mod);
       if (this.options.wasmPaths !== undefined) ort.env.wasm.wasmPaths = this.options.wasmPaths;

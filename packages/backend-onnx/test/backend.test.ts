@@ -25,6 +25,13 @@ describe('the Backend object', () => {
     expect(Array.from(out!.OUTPUT0!.data as Float32Array)).toEqual([2, 3]);
   });
 
+  test('without onnxruntime-web (an optional peer), the fallback is UNAVAILABLE with the line that installs it', async () => {
+    const notInstalled = Object.assign(new Error("Cannot find package 'onnxruntime-web'"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const backend = onnxBackend({ loadNative: () => Promise.reject(new Error('simulated')), loadWeb: () => Promise.reject(notInstalled) });
+    const error = await loadDirect(backend, repo.current, 'no_web', 'tiny').catch((e) => e);
+    expect(error).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/onnxruntime-web cannot be loaded \(it is an optional peer of @tritium\/backend-onnx: npm install onnxruntime-web@1\.30\.0\): Cannot find package 'onnxruntime-web'/) });
+  });
+
   test('a model that asks for onnxruntime-node when it cannot load is UNAVAILABLE, not silently moved to web', async () => {
     const backend = onnxBackend({ loadNative: () => Promise.reject(new Error('simulated')) });
     const error = await loadDirect(backend, repo.current, 'needs_node', 'tiny', { parameters: { runtime: { string_value: 'node' } } }).catch((e) => e);
