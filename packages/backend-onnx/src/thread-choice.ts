@@ -59,6 +59,11 @@ export class ThreadChoice {
   private readonly handoffs: number[] = [];
   private longestOpen = 0;
   private decided: SessionThread | undefined;
+  /**
+   * Where new sessions open, as one comparable value: "inline", "worker", or "worker×N"
+   * once widened to N intra-op threads. Kept, not derived: a slot compares it on every run.
+   */
+  place: string;
   /** Intra-op threads that pooled sessions get once "auto" finds their runs long enough; undefined: they keep the ones they opened with. */
   private wideThreads: number | undefined;
   /** Why the model runs where it does, once decided; the rule while measuring. */
@@ -71,6 +76,7 @@ export class ThreadChoice {
     private readonly widenTo?: number,
   ) {
     if (requested !== 'auto') this.decided = requested;
+    this.place = this.thread;
     this.reason =
       requested === 'auto'
         ? 'auto: on worker threads while its first runs are measured; inline if a run costs less than the handoff to a worker'
@@ -89,15 +95,9 @@ export class ThreadChoice {
     return this.decided ?? 'worker';
   }
 
-  /** The intra-op threads the choice gives pooled sessions, when it widened them. */
+  /** The intra-op threads the choice gives pooled sessions, when it widened them (only ever on workers). */
   get intraOpThreads(): number | undefined {
-    return this.thread === 'worker' ? this.wideThreads : undefined;
-  }
-
-  /** Where new sessions open, as one comparable value: "inline", "worker", or "worker×N" once widened to N intra-op threads. */
-  get place(): string {
-    const wide = this.intraOpThreads;
-    return wide === undefined ? this.thread : `${this.thread}×${wide}`;
+    return this.wideThreads;
   }
 
   get isDecided(): boolean {
@@ -135,6 +135,7 @@ export class ThreadChoice {
 
   private decide(thread: SessionThread, reason: string): void {
     this.decided = thread;
+    this.place = this.wideThreads === undefined ? thread : `${thread}×${this.wideThreads}`;
     this.reason = `auto, ${reason}`;
     this.onDecided(this.reason);
   }

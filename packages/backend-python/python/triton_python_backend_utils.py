@@ -24,7 +24,6 @@ uint16 bits instead (e.g. `torch.from_numpy(bits).view(torch.bfloat16)`).
 
 import numpy as np  # noqa: F401  (pb_utils.np, as Triton's module has it)
 
-from tritium_backend import connection as _connection
 from tritium_backend.pb.errors import TritonError, TritonModelException
 from tritium_backend.pb.log import Logger, LogLevel
 from tritium_backend.pb.metrics import Metric, MetricFamily, MetricKind
@@ -67,11 +66,3 @@ for _cls in (InferenceRequest, InferenceResponse, InferenceResponseSender, Infer
     _cls.__module__ = __name__
 del _cls
 
-
-def __getattr__(name):
-    # `pb_utils._stub` (read-only): the running stub, or None. Kept for code
-    # that read the old hook (a test model inspects the stub's arenas); the
-    # stub no longer sets anything here.
-    if name == "_stub":
-        return _connection.current()
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))

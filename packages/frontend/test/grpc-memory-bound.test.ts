@@ -1,8 +1,8 @@
 import { status } from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectStatus } from './helpers/grpc-fixture.js';
-import { startGrpcServerChild, type GrpcServerChild } from './helpers/grpc-server-child.js';
-import { inferResponseType, lengthDelimited, RawGrpcClient, requestWithContents, tag } from './helpers/grpc-wire.js';
+import { useGrpcServerChild } from './helpers/grpc-server-child.js';
+import { inferResponseType, lengthDelimited, requestWithContents, tag } from './helpers/grpc-wire.js';
 
 /**
  * The server's JavaScript heap. Decoded into a JavaScript array (as before), COUNT bools
@@ -11,15 +11,7 @@ import { inferResponseType, lengthDelimited, RawGrpcClient, requestWithContents,
 const HEAP_MIB = 160;
 const COUNT = 40_000_000;
 
-let child: GrpcServerChild;
-let client: RawGrpcClient;
-
-beforeAll(async () => {
-  child = await startGrpcServerChild(HEAP_MIB);
-  client = child.client;
-}, 60_000);
-
-afterAll(() => child?.stop());
+const child = useGrpcServerChild(HEAP_MIB);
 
 /** A request for the BOOL identity model with COUNT packed bools, all true but the last. */
 function boolsRequest(shape: number[]): Buffer {
@@ -30,19 +22,19 @@ function boolsRequest(shape: number[]): Buffer {
 
 async function expectAlive(): Promise<void> {
   // An empty ServerLiveRequest, answered by ServerLiveResponse { live: true }.
-  expect(await client.call('ServerLive', Buffer.alloc(0)), `the server process died:\n${child.output()}`).toEqual(Buffer.from([8, 1]));
+  expect(await child.current.client.call('ServerLive', Buffer.alloc(0)), `the server process died:\n${child.current.output()}`).toEqual(Buffer.from([8, 1]));
 }
 
 describe(`a gRPC server with a ${HEAP_MIB} MiB heap`, () => {
   it(`refuses ${COUNT / 1e6} M packed bool_contents for a shape of 4 before decoding them, and lives`, async () => {
-    await expectStatus(client.call('ModelInfer', boolsRequest([4])), status.INVALID_ARGUMENT, `^input 'IN': expected 4 elements for shape \\[4\\], got ${COUNT} in bool_contents$`);
+    await expectStatus(child.current.client.call('ModelInfer', boolsRequest([4])), status.INVALID_ARGUMENT, `^input 'IN': expected 4 elements for shape \\[4\\], got ${COUNT} in bool_contents$`);
     await expectAlive();
   });
 
   it(`refuses ${COUNT / 2e6} M empty outputs before decoding them, and lives`, async () => {
     const emptyOutputs = Buffer.alloc(COUNT);
     for (let i = 0; i < COUNT; i += 2) emptyOutputs[i] = (6 << 3) | 2; // outputs {}, a tag and a length of 0
-    await expectStatus(client.call('ModelInfer', emptyOutputs), status.INVALID_ARGUMENT, /more than 100000 inputs, outputs/);
+    await expectStatus(child.current.client.call('ModelInfer', emptyOutputs), status.INVALID_ARGUMENT, /more than 100000 inputs, outputs/);
     await expectAlive();
   });
 
@@ -50,12 +42,12 @@ describe(`a gRPC server with a ${HEAP_MIB} MiB heap`, () => {
     const count = 10_485_760;
     const element = Buffer.concat([tag(8, 2), Buffer.from([1]), Buffer.from('A')]);
     const request = requestWithContents('strings', { name: 'IN', datatype: 'BYTES', shape: [count] }, [Buffer.alloc(count * element.length, element)]);
-    await expectStatus(client.call('ModelInfer', request), status.INVALID_ARGUMENT, /^input 'IN': BYTES of shape \[10485760\] brings the request to 10485760 BYTES elements, more than the \d+ a request may carry \(.* a third of the heap limit\)$/);
+    await expectStatus(child.current.client.call('ModelInfer', request), status.INVALID_ARGUMENT, /^input 'IN': BYTES of shape \[10485760\] brings the request to 10485760 BYTES elements, more than the \d+ a request may carry \(.* a third of the heap limit\)$/);
     await expectAlive();
   });
 
   it(`infers from ${COUNT / 1e6} M packed bool_contents, and lives`, async () => {
-    const response = inferResponseType.decode(await client.call('ModelInfer', boolsRequest([COUNT]))) as unknown as { raw_output_contents: Uint8Array[] };
+    const response = inferResponseType.decode(await child.current.client.call('ModelInfer', boolsRequest([COUNT]))) as unknown as { raw_output_contents: Uint8Array[] };
     const out = response.raw_output_contents[0]!;
     expect([out.length, out[0], out[COUNT - 2], out[COUNT - 1]]).toEqual([COUNT, 1, 1, 0]);
     await expectAlive();

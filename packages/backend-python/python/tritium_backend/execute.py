@@ -4,8 +4,6 @@ and the responses of default and decoupled models."""
 import asyncio as _asyncio
 import inspect as _inspect
 import json as _json
-import os
-import sys
 
 from .faults import Fault, exc_error, format_exception
 from .pb.errors import TritonError, TritonModelException, _error_to_wire
@@ -85,12 +83,7 @@ class Execution:
             if fn is not None:
                 self._call_model(fn)
         self._answer({"t": "finalized", "error": None}, work)
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:
-            pass
-        os._exit(0)
+        self._exit()
 
     def _execute(self, msg):
         batch = msg["batch"]

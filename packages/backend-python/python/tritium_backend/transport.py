@@ -160,6 +160,10 @@ class Transport:
 
     def _peer_gone(self):
         unlink_prefix(self.shm_dir, self.prefix)
+        self._exit()
+
+    def _exit(self):
+        """Ends the process now, its output flushed first (os._exit skips that)."""
         try:
             sys.stdout.flush()
             sys.stderr.flush()

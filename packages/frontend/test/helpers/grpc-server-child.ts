@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import { RawGrpcClient } from './grpc-wire.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -14,7 +15,7 @@ export interface GrpcServerChild {
   stop(): Promise<void>;
 }
 
-export async function startGrpcServerChild(heapMiB: number): Promise<GrpcServerChild> {
+async function startGrpcServerChild(heapMiB: number): Promise<GrpcServerChild> {
   const server = spawn(process.execPath, [`--max-old-space-size=${heapMiB}`, '--import', 'tsx', SERVER], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   for (const stream of [server.stdout, server.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -35,6 +36,21 @@ export async function startGrpcServerChild(heapMiB: number): Promise<GrpcServerC
         server.kill('SIGTERM');
         await once(server, 'exit');
       }
+    },
+  };
+}
+
+/** The child server for the tests of the calling file: started before them, stopped after; read `current` inside tests. */
+export function useGrpcServerChild(heapMiB: number): { readonly current: GrpcServerChild } {
+  let child: GrpcServerChild | undefined;
+  beforeAll(async () => {
+    child = await startGrpcServerChild(heapMiB);
+  }, 60_000);
+  afterAll(() => child?.stop());
+  return {
+    get current() {
+      if (!child) throw new Error('the gRPC server child has not started');
+      return child;
     },
   };
 }
