@@ -6,16 +6,10 @@ import { PoolThread } from './pool-thread.js';
 import type { OrtRuntime, OrtSessionOptions, SessionSource } from './runtime.js';
 
 /**
- * A minimal model (one Identity node, float32 [batch, n]): what the process's first
- * pooled session opens before its own model, to pay onnxruntime's one-time start-up
- * (25 ms to 400 ms) apart from the model's open time, which the thread choice reads.
+ * Per onnxruntime package: settles once the process's first pooled session has opened
+ * (or failed to). Later opens wait for it, so onnxruntime's one-time start-up (25 ms to
+ * 400 ms, its environment created) happens on one thread alone.
  */
-const STARTUP_MODEL = Buffer.from(
-  'CAgSHXRyaXRpdW0tYmFja2VuZC1vbm54LWdlbmVyYXRlGgExOm0KGwoGSU5QVVQwEgdPVVRQVVQwIghJZGVudGl0eRINaWRlbnRpdHlfZnAzMloeCgZJTlBVVDASFAoSCAESDgoHEgViYXRjaAoDEgFuYh8KB09VVFBVVDASFAoSCAESDgoHEgViYXRjaAoDEgFuQgQKABAR',
-  'base64',
-);
-
-/** Per onnxruntime package: settles once this process has paid its start-up (or failed to). */
 const startUps = new Map<string, Promise<void>>();
 
 /**
@@ -57,7 +51,7 @@ export class ExecutionPool {
       } catch (error) {
         throw new InferenceError('UNAVAILABLE', `${what}: no execution pool thread could be started: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
-      const hosted = await host.open(runtime, source, options, what, group, startingUp ? undefined : STARTUP_MODEL);
+      const hosted = await host.open(runtime, source, options, what, group);
       for (const [key, sessions] of this.groups) if (sessions.size === 0) this.groups.delete(key);
       let siblings = this.groups.get(group);
       if (!siblings) this.groups.set(group, (siblings = new Set()));

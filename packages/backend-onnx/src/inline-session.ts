@@ -13,13 +13,10 @@ export class InlineSession implements OnnxSession {
   private constructor(
     private readonly runtime: OrtRuntime,
     private readonly session: OrtSession,
-    readonly openMilliseconds: number,
   ) {}
 
   static async open(runtime: OrtRuntime, source: SessionSource, options: OrtSessionOptions): Promise<InlineSession> {
-    const start = performance.now();
-    const session = await runtime.createSession(source, options);
-    return new InlineSession(runtime, session, performance.now() - start);
+    return new InlineSession(runtime, await runtime.createSession(source, options));
   }
 
   get metadata(): SessionMetadata {

@@ -91,9 +91,9 @@ export class OnnxInstance implements BackendInstance {
     this.inputLabels = new Map(fed.map((name) => [name, `model '${model.name}' input '${name}'`]));
   }
 
-  /** Where this instance's runs happen now. */
+  /** Where this instance's last run happened. */
   get thread(): SessionThread {
-    return this.slot.thread;
+    return this.slot.lastThread;
   }
 
   async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {

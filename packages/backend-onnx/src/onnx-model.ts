@@ -7,9 +7,10 @@ import { OnnxInstance } from './onnx-instance.js';
 import type { LoadedModel } from './onnx-instance.js';
 import type { OnnxSession } from './onnx-session.js';
 import type { OrtSessionOptions, SelectedRuntime } from './runtime.js';
-import { openSession } from './session.js';
+import { openSession, type SessionSpec } from './session.js';
 import type { Placement } from './session-options.js';
 import { sessionOptionsFor } from './session-options.js';
+import { InlineLane } from './inline-lane.js';
 import { SessionSlot, type SessionOpener } from './session-slot.js';
 import { signatureOf } from './signature.js';
 import { ThreadChoice } from './thread-choice.js';
@@ -38,7 +39,9 @@ export class OnnxModel implements BackendModel {
   private readonly slots: SessionSlot[] = [];
   /** Shared slots by placement, kept as promises so instances created at once share the first. */
   private readonly shared = new Map<string, Promise<SessionSlot>>();
-  private spare: { key: string; place: string; session: OnnxSession } | undefined;
+  /** The inline lanes of "auto", by placement. */
+  private readonly lanes = new Map<string, InlineLane>();
+  private spare: { key: string; session: OnnxSession } | undefined;
 
   private constructor(
     private readonly loaded: LoadedModel,
@@ -47,7 +50,7 @@ export class OnnxModel implements BackendModel {
     private readonly choice: ThreadChoice,
     private readonly pool: ExecutionPool,
     private readonly group: string,
-    first: { key: string; place: string; session: OnnxSession },
+    first: { key: string; session: OnnxSession },
     fallbackReason: string | undefined,
   ) {
     this.spare = first;
@@ -84,7 +87,7 @@ export class OnnxModel implements BackendModel {
       validateConfigAgainstModel(config, signature);
       const scalarOutputs = new Set(signature.outputs.filter((o) => o.dims.length === 0).map((o) => o.name));
       const loaded: LoadedModel = { name: context.name, config, runtime, scalarOutputs };
-      return new OnnxModel(loaded, modelFile, share, choice, pool, group, { key: keyOf(firstPlacement), place: choice.place, session }, selected.fallbackReason);
+      return new OnnxModel(loaded, modelFile, share, choice, pool, group, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
     } catch (error) {
       await session.release();
       throw error;
@@ -111,7 +114,16 @@ export class OnnxModel implements BackendModel {
   async finalize(): Promise<void> {
     // Slots that instances owned were released by them already; release() is idempotent.
     await Promise.all([...this.slots.map((slot) => slot.release()), this.spare?.session.release()]);
+    await Promise.all([...this.lanes.values()].map((lane) => lane.release()));
     this.spare = undefined;
+  }
+
+  /** The placement's inline lane, under "auto"; one for all its instances. */
+  private laneFor(key: string, spec: SessionSpec): InlineLane | undefined {
+    if (this.choice.requested !== 'auto') return undefined;
+    let lane = this.lanes.get(key);
+    if (!lane) this.lanes.set(key, (lane = new InlineLane(spec, this.choice)));
+    return lane;
   }
 
   private async openSlot(placement: Placement, key: string): Promise<SessionSlot> {
@@ -120,15 +132,17 @@ export class OnnxModel implements BackendModel {
     // Sessions of one placement have the same options, so they may stand in for each other (pool-session.ts).
     const spec = { runtime, modelFile: this.modelFile, modelName: name, options, pool: this.pool, group: `${this.group}:${key}` };
     const open: SessionOpener = (thread, intraOpThreads) => openSession(intraOpThreads === undefined ? spec : { ...spec, options: widened(options, intraOpThreads) }, thread);
-    let first: { place: string; session: OnnxSession };
+    let first: OnnxSession;
+    // The first session opened before the choice could widen anything.
+    let firstWidth: number | undefined;
     if (this.spare?.key === key) {
-      first = this.spare;
+      first = this.spare.session;
       this.spare = undefined;
     } else {
-      const place = this.choice.place;
-      first = { place, session: await open(this.choice.thread, this.choice.intraOpThreads) };
+      firstWidth = this.choice.intraOpThreads;
+      first = await open(this.choice.thread, firstWidth);
     }
-    const slot = new SessionSlot(first.session, first.place, open, this.choice, `model '${name}'`);
+    const slot = new SessionSlot(first, firstWidth, open, this.choice, `model '${name}'`, this.laneFor(key, spec));
     this.slots.push(slot);
     return slot;
   }

@@ -25,8 +25,6 @@ export type SessionThread = 'worker' | 'inline';
 export interface OnnxSession {
   readonly thread: SessionThread;
   readonly metadata: SessionMetadata;
-  /** How long creating the session took where it runs. */
-  readonly openMilliseconds: number;
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult>;
   /** Frees the session (a pool thread with no session left ends, giving its memory back). Later calls do nothing. */
   release(): Promise<void>;

@@ -30,10 +30,6 @@ export class PoolSession implements OnnxSession {
     return this.hosted.metadata;
   }
 
-  get openMilliseconds(): number {
-    return this.hosted.openMilliseconds;
-  }
-
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
     let chosen: PoolSession = this;
     if (this.host.busy > 0) {

@@ -3,8 +3,8 @@
 // from src/ and as shipped in dist/. workerData: { resourceLimits? } only; everything else
 // comes in messages, each answered with the same id:
 //   { op: 'open', id, runtime (package name), model (path or bytes), options, externalData?, wasm?,
-//     startUp? (a minimal model opened first, to pay the process's one-time start-up) }
-//     -> { id, metadata: { inputMetadata, outputMetadata }, openMilliseconds } or { id, error };
+//   }
+//     -> { id, metadata: { inputMetadata, outputMetadata } } or { id, error };
 //     the session is known by the open's id from then on.
 //   { op: 'run', id, session, feeds, fetches } -> { id, outputs, micros } or { id, error };
 //     a feed is { type, data, dims }, or { type, dims, shared, byteLength, view }: its bytes in
@@ -63,18 +63,11 @@ async function runtimeOf(name, wasm) {
   return ort;
 }
 
-async function open({ id, runtime, model, options, externalData, wasm, startUp }) {
+async function open({ id, runtime, model, options, externalData, wasm }) {
   const ort = await runtimeOf(runtime, wasm);
-  if (startUp) {
-    // onnxruntime's first session in a process pays its start-up: paid here, apart from the model's own open.
-    // Should this fail, the model's open pays it instead.
-    await ort.InferenceSession.create(startUp, { logSeverityLevel: 3 }).then((session) => session.release(), () => {});
-  }
-  const start = performance.now();
   const session = await ort.InferenceSession.create(model, externalData ? { ...options, externalData } : options);
-  const openMilliseconds = performance.now() - start;
   sessions.set(id, { ort, session });
-  parentPort.postMessage({ id, metadata: { inputMetadata: session.inputMetadata, outputMetadata: session.outputMetadata }, openMilliseconds });
+  parentPort.postMessage({ id, metadata: { inputMetadata: session.inputMetadata, outputMetadata: session.outputMetadata } });
 }
 
 async function run({ id, session: key, feeds, fetches }) {

@@ -37,7 +37,7 @@ interface Pending {
 }
 
 type Reply =
-  | { readonly id: number; readonly metadata: SessionMetadata; readonly openMilliseconds: number }
+  | { readonly id: number; readonly metadata: SessionMetadata }
   | { readonly id: number; readonly outputs: Record<string, TensorPayload>; readonly micros: number }
   | { readonly id: number; readonly error: string };
 
@@ -45,7 +45,6 @@ type Reply =
 export interface HostedSession {
   readonly id: number;
   readonly metadata: SessionMetadata;
-  readonly openMilliseconds: number;
 }
 
 /**
@@ -97,12 +96,12 @@ export class PoolThread {
   }
 
   /** Opens a session of `group` here; rejects with onnxruntime's reason if it cannot. */
-  async open(runtime: OrtRuntime, source: SessionSource, options: OrtSessionOptions, what: string, group: string, startUp?: Uint8Array): Promise<HostedSession> {
+  async open(runtime: OrtRuntime, source: SessionSource, options: OrtSessionOptions, what: string, group: string): Promise<HostedSession> {
     this.count(group, +1);
     try {
-      const message = { op: 'open', runtime: runtime.packageName, model: source.model, externalData: source.externalData, options, wasm: runtime.wasm, startUp };
+      const message = { op: 'open', runtime: runtime.packageName, model: source.model, externalData: source.externalData, options, wasm: runtime.wasm };
       const reply = (await this.send(message, what)) as Extract<Reply, { metadata: SessionMetadata }>;
-      return { id: reply.id, metadata: reply.metadata, openMilliseconds: reply.openMilliseconds };
+      return { id: reply.id, metadata: reply.metadata };
     } catch (error) {
       this.leave(group);
       throw error;

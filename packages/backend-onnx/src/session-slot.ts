@@ -1,21 +1,23 @@
 import type { InstanceHealth } from '@tritium/core/backend';
+import type { InlineLane } from './inline-lane.js';
 import type { OnnxSession, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
+import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
 
 /** Opens a session on `thread`, with `intraOpThreads` in place of its configured ones when given. */
 export type SessionOpener = (thread: SessionThread, intraOpThreads: number | undefined) => Promise<OnnxSession>;
-import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
 
 /**
  * The session an instance runs on (or that several instances share), kept alive:
  * when its pool thread dies, the instances using it are reported recovering, a
  * replacement is opened and they are restored (or failed, if it cannot be opened);
- * when the model's ThreadChoice moves the model inline (or widens its pooled sessions),
- * the slot moves, and the old session is released when the runs already on it end.
+ * when the model's ThreadChoice widens its sessions, the slot reopens its own, and the
+ * old session is released when the runs already on it end. Runs of the sizes the
+ * choice sends inline go to the model's inline lane instead, once it is open.
  */
 export class SessionSlot {
   private current!: OnnxSession;
-  /** The choice's place (thread and width) that the current session was opened for. */
-  private place!: string;
+  /** The intra-op threads the choice gave when the current session was opened. */
+  private width: number | undefined;
   private stopWatching: () => void = () => {};
   private runsOnCurrent = 0;
   /** A move or replacement under way; release() waits for it. */
@@ -25,21 +27,22 @@ export class SessionSlot {
   private released = false;
   private readonly running = new Set<Promise<unknown>>();
   private readonly users: InstanceHealth[] = [];
+  /** Where the last run went. */
+  lastThread: SessionThread;
 
   constructor(
     first: OnnxSession,
-    /** The choice's place when `first` was opened. */
-    firstPlace: string,
+    /** The choice's intra-op threads when `first` was opened. */
+    firstWidth: number | undefined,
     private readonly open: SessionOpener,
     private readonly choice: ThreadChoice,
     /** Names the slot's model in warnings. */
     private readonly what: string,
+    /** The model's inline session for short runs, under "auto". */
+    private readonly lane?: InlineLane,
   ) {
-    this.install(first, firstPlace);
-  }
-
-  get thread(): SessionThread {
-    return this.current.thread;
+    this.install(first, firstWidth);
+    this.lastThread = first.thread;
   }
 
   /** Registers an instance that runs on this slot, to hear of its health. */
@@ -48,11 +51,18 @@ export class SessionSlot {
   }
 
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
-    const session = this.current;
     // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
-    if (this.choice.isDecided && (this.choice.place === this.place || this.stayPut)) return session.run(feeds, fetches);
+    if (this.choice.requested !== 'auto') return this.current.run(feeds, fetches);
+    const inputBytes = bytesOf(feeds);
+    if (this.lane?.ready && this.choice.runsInline(inputBytes)) {
+      this.lastThread = 'inline';
+      return this.lane.run(feeds, fetches);
+    }
+    this.lastThread = 'worker';
+    const session = this.current;
+    if (!this.choice.measures(inputBytes) && (this.choice.intraOpThreads === this.width || this.stayPut)) return session.run(feeds, fetches);
     const run = session.run(feeds, fetches).then((result) => {
-      this.measure(session, result);
+      this.measure(session, result, inputBytes);
       return result;
     });
     this.running.add(run);
@@ -75,29 +85,30 @@ export class SessionSlot {
     await this.opening;
   }
 
-  private measure(session: OnnxSession, result: RunResult): void {
-    if (session !== this.current || session.thread !== 'worker') return;
+  private measure(session: OnnxSession, result: RunResult, inputBytes: number): void {
+    if (session !== this.current) return;
     // A session's first runs pay for warming up; they would skew the choice.
-    if (!this.choice.isDecided && ++this.runsOnCurrent > WARMUP_RUNS && result.handoffMicroseconds !== undefined) {
-      this.choice.record({ runMicroseconds: result.runMicroseconds, handoffMicroseconds: result.handoffMicroseconds });
+    if (++this.runsOnCurrent > WARMUP_RUNS && result.handoffMicroseconds !== undefined) {
+      this.choice.record({ inputBytes, runMicroseconds: result.runMicroseconds, handoffMicroseconds: result.handoffMicroseconds });
     }
-    if (this.choice.place !== this.place && !this.opening && !this.stayPut && !this.released) this.track(() => this.move());
+    this.lane?.follow();
+    if (this.choice.intraOpThreads !== this.width && !this.opening && !this.stayPut && !this.released) this.track(() => this.move());
   }
 
-  /** Opens a session where the choice says, switches to it, and releases the old one once its runs end. */
+  /** Opens a session as wide as the choice says, switches to it, and releases the old one once its runs end. */
   private async move(): Promise<void> {
     try {
-      const place = this.choice.place;
+      const width = this.choice.intraOpThreads;
       const next = await this.openChosen();
       if (this.released) return void (await next.release());
       const old = this.current;
-      this.install(next, place);
+      this.install(next, width);
       await Promise.allSettled([...this.running]);
       await old.release();
     } catch (error) {
       // The old session keeps serving.
       this.stayPut = true;
-      process.emitWarning(`${this.what}: could not move its session (${this.choice.place}): ${error instanceof Error ? error.message : String(error)}`, 'TritiumWarning');
+      process.emitWarning(`${this.what}: could not reopen its session with ${this.choice.intraOpThreads} intra-op threads: ${error instanceof Error ? error.message : String(error)}`, 'TritiumWarning');
     }
   }
 
@@ -118,12 +129,11 @@ export class SessionSlot {
     return this.open(this.choice.thread, this.choice.intraOpThreads);
   }
 
-  private install(session: OnnxSession, place: string): void {
+  private install(session: OnnxSession, width: number | undefined): void {
     this.stopWatching();
     this.current = session;
-    this.place = place;
+    this.width = width;
     this.runsOnCurrent = 0;
-    if (session.thread === 'worker') this.choice.noteOpen(session.openMilliseconds);
     this.stopWatching = session.onLost((reason) => this.track(() => this.replace(session, reason)));
   }
 
@@ -132,14 +142,24 @@ export class SessionSlot {
     if (this.released || lost !== this.current) return;
     for (const user of this.users) user.recovering(reason);
     try {
-      const place = this.choice.place;
+      const width = this.choice.intraOpThreads;
       const next = await this.openChosen();
       if (this.released) return void (await next.release());
-      this.install(next, place);
+      this.install(next, width);
       for (const user of this.users) user.restored();
     } catch (error) {
       const why = `${reason}, and a replacement could not be opened: ${error instanceof Error ? error.message : String(error)}`;
       for (const user of this.users) user.failed(why);
     }
   }
+}
+
+/** The bytes of a run's inputs (a string tensor counts its strings): what the choice tells sizes apart by. */
+function bytesOf(feeds: Record<string, TensorPayload>): number {
+  let bytes = 0;
+  for (const name in feeds) {
+    const data = feeds[name]!.data;
+    bytes += 'byteLength' in data ? data.byteLength : data.length;
+  }
+  return bytes;
 }

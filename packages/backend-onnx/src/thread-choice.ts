@@ -6,24 +6,17 @@ import type { SessionThread } from './onnx-session.js';
 export const EXECUTION_THREAD_PARAMETER = 'execution_thread';
 
 /**
- * Longest median run "auto" ever puts on the event loop, however slow the handoff
- * measures: far inside the 1–2 ms loop-delay budget, so a loaded loop (where a
- * handoff can measure hundreds of µs) never moves a millisecond model onto itself.
+ * Longest run (lower quartile) "auto" ever puts on the event loop, however slow the
+ * handoff measures: far inside the 1–2 ms loop-delay budget, so a loaded loop (where a
+ * handoff can measure hundreds of µs) never takes a millisecond run onto itself.
  */
-export const INLINE_MAX_MICROSECONDS = 250;
+export const INLINE_MAX_MICROSECONDS = 400;
 
 /**
- * Longest session open (the model's own, onnxruntime's process start-up left out) that
- * "auto" still repeats on the event loop when it moves a model inline: a model with
- * fast runs but large weights stays on workers rather than freeze the loop loading again.
- */
-export const INLINE_OPEN_BELOW_MILLISECONDS = 20;
-
-/**
- * Shortest run (lower quartile, on one intra-op thread) for which "auto" gives a pooled
- * model's sessions the machine's cores as intra-op threads: long enough that onnxruntime
- * splits its operators and a woken thread's ~10 µs is small beside the run. A lone
- * request then uses every core, as raw onnxruntime-node's default does (an MLP's
+ * Shortest run (lower quartile, on one intra-op thread) for which "auto" gives a
+ * model's sessions the machine's cores as intra-op threads: long enough that
+ * onnxruntime splits its operators and a woken thread's ~10 µs is small beside the run.
+ * A lone request then uses every core, as raw onnxruntime-node's default does (an MLP's
  * batch-64 run takes half the time); shorter runs keep one thread, so many small models
  * add no threads.
  */
@@ -32,54 +25,65 @@ export const WIDE_FROM_MICROSECONDS = 100;
 /** Runs of each session left out before measuring: the first ones pay for warming up (JIT, allocations). */
 export const WARMUP_RUNS = 4;
 
-/** Runs measured before "auto" decides. */
+/** Runs of one input size measured before "auto" decides where that size runs. */
 export const MEASURED_RUNS = 16;
 
-/** One measured worker run: the model's own time in onnxruntime, and what the handoff added. */
+/** One measured worker run: its input's size, the model's own time in onnxruntime, and what the handoff added. */
 export interface RunSample {
+  readonly inputBytes: number;
   readonly runMicroseconds: number;
   readonly handoffMicroseconds: number;
 }
 
+/** What "auto" learnt of one input size (a power-of-two band of input bytes). */
+interface SizeBand {
+  readonly runs: number[];
+  readonly handoffs: number[];
+  inline?: boolean;
+  /** Decided inline on widened sessions: the inline session needs their intra-op threads too. */
+  wide?: boolean;
+}
+
 /**
- * Where one model's sessions run. "worker" and "inline" are fixed; "auto" starts on
- * worker threads (so loading never blocks the event loop), measures the first runs,
- * and moves the model inline when a run costs less than handing it to a worker, both
- * measured in this process: the run's lower quartile (inside onnxruntime, without its
- * setImmediate hop; its own cost, which a busy machine's preemption and a woken thread's
- * cold caches only add to) under the median handoff (the round trip less the run, what
- * each run pays on a worker) and under INLINE_MAX_MICROSECONDS, and its sessions opened
- * within INLINE_OPEN_BELOW_MILLISECONDS.
- * A model that stays on workers with runs of WIDE_FROM_MICROSECONDS or more gets the
- * cores as intra-op threads (`widenTo`), its sessions reopened so.
- * It decides once: later runs are not measured. `reason` says why, for the model's state.
+ * Where one model's runs happen. "worker" and "inline" are fixed: every run on the
+ * execution pool's threads, or on the thread that calls infer(). "auto" runs on the pool
+ * (so loading never blocks the event loop) and measures each size of input, in
+ * power-of-two bands of bytes: a band whose runs cost less than handing them to a
+ * thread then runs inline, on one session the model's instances share, and every other
+ * band stays on the pool. So a model's batch-1 requests can run inline while its large
+ * batches keep the loop free.
+ *
+ * A band runs inline when its run (lower quartile, inside onnxruntime: the model's own
+ * cost, which a busy machine's preemption only adds to) is under INLINE_MAX_MICROSECONDS
+ * and, on one intra-op thread, under the median handoff (the round trip less the run)
+ * too: there the pool's threads are the only way to use more than one core. A band
+ * whose runs take WIDE_FROM_MICROSECONDS or more on one thread widens the model first
+ * (`widenTo`): its pooled sessions get the cores as intra-op threads, every band not
+ * inline is measured again on them, and the inline session gets them too once a band
+ * measured so goes inline. Each band is decided once. `reason` says where
+ * the model runs and why, for its state.
  */
 export class ThreadChoice {
-  private readonly runs: number[] = [];
-  private readonly handoffs: number[] = [];
-  private longestOpen = 0;
-  private decided: SessionThread | undefined;
-  /**
-   * Where new sessions open, as one comparable value: "inline", "worker", or "worker×N"
-   * once widened to N intra-op threads. Kept, not derived: a slot compares it on every run.
-   */
-  place: string;
-  /** Intra-op threads that pooled sessions get once "auto" finds their runs long enough; undefined: they keep the ones they opened with. */
+  private readonly bands = new Map<number, SizeBand>();
+  /** Intra-op threads once widened; undefined: sessions keep the ones they opened with. */
   private wideThreads: number | undefined;
-  /** Why the model runs where it does, once decided; the rule while measuring. */
+  /** Why the model was widened, or why the last band went to the pool. */
+  private workerWhy = '';
+  private inlineWhy = '';
+  /** Set when the model's inline session could not be opened: every band stays on the pool. */
+  private inlineRefused: string | undefined;
+  /** Why the model runs where it does: the rule while measuring, then what was decided. */
   reason: string;
   constructor(
     readonly requested: SessionThread | 'auto',
-    /** Told the reason once "auto" decides. */
+    /** Told the reason each time "auto" decides something. */
     private readonly onDecided: (reason: string) => void = () => {},
-    /** Intra-op threads a pooled session may widen to: the cores, or undefined where the config sets its own count or the pool already gives each session the cores. */
+    /** Intra-op threads the model's sessions may widen to: the cores, or undefined where the config sets its own count or the pool already gives each session the cores. */
     private readonly widenTo?: number,
   ) {
-    if (requested !== 'auto') this.decided = requested;
-    this.place = this.thread;
     this.reason =
       requested === 'auto'
-        ? 'auto: on worker threads while its first runs are measured; inline if a run costs less than the handoff to a worker'
+        ? 'auto: on worker threads while its first runs are measured; inline for sizes of input whose runs cost less than the handoff to a worker'
         : `${requested} sessions (parameter ${EXECUTION_THREAD_PARAMETER})`;
   }
 
@@ -90,55 +94,107 @@ export class ThreadChoice {
     throw invalidParameter(config, EXECUTION_THREAD_PARAMETER, value, '"auto", "worker" (on the execution pool\'s threads) or "inline" (on the event loop\'s thread)');
   }
 
-  /** Where new sessions start: workers until "auto" has decided. */
+  /** Where the model's own sessions (one per instance, or one shared) open: inline only when fixed so. */
   get thread(): SessionThread {
-    return this.decided ?? 'worker';
+    return this.requested === 'inline' ? 'inline' : 'worker';
   }
 
-  /** The intra-op threads the choice gives pooled sessions, when it widened them (only ever on workers). */
+  /** The intra-op threads the choice gives the model's pooled sessions, once it widened them. */
   get intraOpThreads(): number | undefined {
     return this.wideThreads;
   }
 
-  get isDecided(): boolean {
-    return this.decided !== undefined;
+  /** The intra-op threads the inline session needs: the wider ones once a size measured on them runs inline. */
+  get inlineIntraOpThreads(): number | undefined {
+    for (const band of this.bands.values()) if (band.inline && band.wide) return this.wideThreads;
+    return undefined;
   }
 
-  /** Notes how long a worker session took to open. */
-  noteOpen(milliseconds: number): void {
-    this.longestOpen = Math.max(this.longestOpen, milliseconds);
+  /** Whether some size runs inline: the model's shared inline session is wanted. */
+  get wantsInline(): boolean {
+    if (this.inlineRefused !== undefined) return false;
+    for (const band of this.bands.values()) if (band.inline) return true;
+    return false;
   }
 
-  /** Records one measured worker run (after a session's warm-up); decides once enough are in. */
+  /** Whether a run with this many bytes of input goes to the inline session. */
+  runsInline(inputBytes: number): boolean {
+    return this.bands.get(bandOf(inputBytes))?.inline === true && this.inlineRefused === undefined;
+  }
+
+  /** Whether runs of this size are still being measured. */
+  measures(inputBytes: number): boolean {
+    return this.requested === 'auto' && this.bands.get(bandOf(inputBytes))?.inline === undefined;
+  }
+
+  /** Records one measured worker run (after its session's warm-up); decides its size's place once enough are in. */
   record(sample: RunSample): void {
-    if (this.decided) return;
-    this.runs.push(sample.runMicroseconds);
-    this.handoffs.push(sample.handoffMicroseconds);
-    if (this.runs.length < MEASURED_RUNS) return;
-    const run = quantile(this.runs, 0.25);
-    const handoff = quantile(this.handoffs, 0.5);
-    const measured = `run ${run.toFixed(0)} µs in onnxruntime (lower quartile), handoff to a worker ${handoff.toFixed(0)} µs (median), open ${this.longestOpen.toFixed(1)} ms`;
-    if (run >= handoff) this.decideWorker(run, `a run costs more than the handoff (${measured})`);
-    else if (run >= INLINE_MAX_MICROSECONDS) this.decideWorker(run, `runs too long to hold the event loop (${measured})`);
-    else if (this.longestOpen >= INLINE_OPEN_BELOW_MILLISECONDS) this.decideWorker(run, `too slow to open again on the event loop (${measured})`);
-    else this.decide('inline', `inline: a run costs less than the handoff to a worker (${measured})`);
-  }
-
-  private decideWorker(run: number, why: string): void {
-    if (this.widenTo !== undefined && run >= WIDE_FROM_MICROSECONDS) {
+    if (this.requested !== 'auto') return;
+    const key = bandOf(sample.inputBytes);
+    let band = this.bands.get(key);
+    if (!band) this.bands.set(key, (band = { runs: [], handoffs: [] }));
+    if (band.inline !== undefined) return;
+    band.runs.push(sample.runMicroseconds);
+    band.handoffs.push(sample.handoffMicroseconds);
+    if (band.runs.length < MEASURED_RUNS) return;
+    const run = quantile(band.runs, 0.25);
+    const handoff = quantile(band.handoffs, 0.5);
+    const measured = `${sizeName(key)} of input: run ${run.toFixed(0)} µs in onnxruntime (lower quartile), handoff to a worker ${handoff.toFixed(0)} µs (median)`;
+    if (this.wideThreads === undefined && this.widenTo !== undefined && run >= WIDE_FROM_MICROSECONDS) {
+      // Every size on the pool is measured again on the wider sessions; those inline stay so.
       this.wideThreads = this.widenTo;
-      this.decide('worker', `worker threads with ${this.widenTo} intra-op threads per session, runs long enough to split: ${why}`);
+      for (const [other, { inline }] of this.bands) if (!inline) this.bands.delete(other);
+      this.workerWhy = `runs long enough to split (${measured})`;
+    } else if (this.wideThreads === undefined && run >= handoff) {
+      band.inline = false;
+      this.workerWhy = `a run costs more than the handoff (${measured})`;
+    } else if (run >= INLINE_MAX_MICROSECONDS) {
+      band.inline = false;
+      this.workerWhy = `runs too long to hold the event loop (${measured})`;
     } else {
-      this.decide('worker', `worker threads: ${why}`);
+      band.inline = true;
+      band.wide = this.wideThreads !== undefined;
+      this.inlineWhy = `${this.wideThreads === undefined ? 'a run costs less than the handoff to a worker' : 'a run is short enough for the event loop'} (${measured})`;
     }
+    this.decided();
   }
 
-  private decide(thread: SessionThread, reason: string): void {
-    this.decided = thread;
-    this.place = this.wideThreads === undefined ? thread : `${thread}×${this.wideThreads}`;
-    this.reason = `auto, ${reason}`;
+  /** The model's inline session could not be opened: every size stays on the pool. */
+  refuseInline(why: string): void {
+    this.inlineRefused = why;
+    this.decided();
+  }
+
+  private decided(): void {
+    const inline = [...this.bands].filter(([, band]) => band.inline).map(([key]) => key);
+    const parts: string[] = [];
+    if (this.inlineRefused !== undefined) parts.push(`never inline: ${this.inlineRefused}`);
+    else if (inline.length > 0) parts.push(`inline for ${inline.sort((a, b) => a - b).map(sizeName).join(', ')} of input: ${this.inlineWhy}`);
+    const workers = this.wideThreads === undefined ? 'worker threads' : `worker threads with ${this.wideThreads} intra-op threads per session`;
+    parts.push(`${workers} for ${inline.length > 0 && this.inlineRefused === undefined ? 'other sizes' : 'every size'}${this.workerWhy ? `: ${this.workerWhy}` : ''}`);
+    this.reason = `auto, ${parts.join('; ')}`;
     this.onDecided(this.reason);
   }
+}
+
+/** The power-of-two band of a size: 2^n to 2^(n+1) - 1 bytes are band n. */
+function bandOf(bytes: number): number {
+  return 31 - Math.clz32(Math.max(1, bytes));
+}
+
+/** "1–2 KiB": the sizes of a band, from 2^n up to (not including) 2^(n+1) bytes. */
+function sizeName(band: number): string {
+  return `${bytesName(2 ** band)}–${bytesName(2 ** (band + 1))}`;
+}
+
+function bytesName(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let unit = 0;
+  while (bytes >= 1024 && unit < units.length - 1) {
+    bytes /= 1024;
+    unit++;
+  }
+  return `${bytes} ${units[unit]}`;
 }
 
 function quantile(values: number[], q: number): number {

@@ -33,8 +33,11 @@ async function choose(name: string, artifact: string, dims: number[], input: Rec
   const model = await backend.createModel({ ...files, name, config, ...DETACHED, logger });
   const instance = (await model.createInstance({ name: `${name}_0`, kind: 'KIND_CPU', health: { recovering() {}, restored() {}, failed() {} } })) as OnnxInstance;
   for (let i = 0; i < WARMUP_RUNS + MEASURED_RUNS + 2; i++) outputsOf(await instance.execute([request(input, [])]));
-  // A move inline opens the new session in the background: let it finish.
-  for (let i = 0; i < 200 && instance.thread === 'worker' && model.description?.includes('inline:'); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  // The inline session opens in the background: run until a run goes there.
+  for (let i = 0; i < 200 && instance.thread === 'worker' && model.description?.includes('inline for'); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    outputsOf(await instance.execute([request(input, [])]));
+  }
   const outcome = { thread: instance.thread, description: model.description };
   await instance.finalize?.();
   await model.finalize?.();

@@ -65,7 +65,7 @@ describe('ONNX models through the server (onnxruntime-node)', () => {
   });
 
   test('add_sub: OUTPUT0 = a + b, OUTPUT1 = a - b; the description names the runtime', async () => {
-    expect(await harness.state('add_sub')).toEqual({ state: 'READY', reason: expect.stringMatching(/^onnxruntime-node 1\.30\.0; one session per instance; auto: on worker threads while its first runs are measured; inline if a run costs less than the handoff to a worker$/) });
+    expect(await harness.state('add_sub')).toEqual({ state: 'READY', reason: expect.stringMatching(/^onnxruntime-node 1\.30\.0; one session per instance; auto: on worker threads while its first runs are measured; inline for sizes of input whose runs cost less than the handoff to a worker$/) });
     await addSubRoundTrip(harness, 'add_sub', 1, 0);
     await addSubRoundTrip(harness, 'add_sub', 8, 5);
   });

@@ -8,7 +8,10 @@ import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
 import { EXECUTION_THREAD_PARAMETER, INLINE_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS } from '../src/thread-choice.js';
-import { availableParallelism } from 'node:os';
+import { ExecutionPool } from '../src/execution-pool.js';
+import { InlineLane } from '../src/inline-lane.js';
+import { RuntimeLoader } from '../src/runtime.js';
+import { availableParallelism, tmpdir } from 'node:os';
 import { DETACHED, fp32, HealthLog, loadDirect, mlpExpected, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
 import { ServerHarness } from './server-harness.js';
 
@@ -91,23 +94,39 @@ describe('the thread choice', () => {
   const repo = useTempRepository();
   const backend = onnxBackend();
 
-  /** Runs `count` requests one after another on the instance and returns where it runs then. */
-  async function runAndSettle(instance: OnnxInstance, input: Record<string, Tensor>, count: number): Promise<string> {
+  /** Runs `count` requests one after another on the instance and returns where the last ran. */
+  async function runMany(instance: OnnxInstance, input: Record<string, Tensor>, count: number): Promise<string> {
     for (let i = 0; i < count; i++) outputsOf(await instance.execute([request(input, [])]));
-    // A move to inline opens the new session in the background: let it finish.
-    for (let i = 0; i < 100 && instance.thread === 'worker'; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     return instance.thread;
   }
 
-  test('auto moves the tiny model inline after measuring it, and keeps the MLP on workers', async () => {
+  /** As runMany, then runs again until a run goes inline (the inline session opens in the background) or a second has passed. */
+  async function runUntilInline(instance: OnnxInstance, input: Record<string, Tensor>, count: number): Promise<string> {
+    await runMany(instance, input, count);
+    for (let i = 0; i < 200 && instance.thread === 'worker'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await runMany(instance, input, 1);
+    }
+    return instance.thread;
+  }
+
+  test('auto runs the tiny model inline after measuring it, a batch too large for the loop on the pool, and the MLP on the pool', async () => {
     const tiny = await loadDirect(backend, repo.current, 'tiny_auto', 'tiny');
     const mlp = await loadDirect(backend, repo.current, 'mlp_auto', 'mlp');
     try {
-      expect((tiny.instances[0] as OnnxInstance).thread).toBe('worker');
-      expect(await runAndSettle(tiny.instances[0] as OnnxInstance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS + 2)).toBe('inline');
-      // Still right after the move.
-      expect(outputsOf(await tiny.instances[0]!.execute([request(tinyInput(2), [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array([3]));
-      expect(await runAndSettle(mlp.instances[0] as OnnxInstance, { INPUT0: fp32(mlpInput(64), [64, 256]) }, WARMUP_RUNS + MEASURED_RUNS + 2)).toBe('worker');
+      const instance = tiny.instances[0] as OnnxInstance;
+      expect(instance.thread).toBe('worker');
+      expect(await runUntilInline(instance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS)).toBe('inline');
+      expect(outputsOf(await instance.execute([request(tinyInput(2), [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array([3]));
+      // 1 M rows (4 MiB) is a size of its own, measured on the pool: a run of milliseconds stays there.
+      const rows = 1 << 20;
+      const big = { INPUT0: fp32(new Float32Array(rows).fill(1), [rows, 1]) };
+      expect(await runMany(instance, big, WARMUP_RUNS + MEASURED_RUNS + 1)).toBe('worker');
+      expect(outputsOf(await instance.execute([request(big, [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array(rows).fill(2));
+      expect(tiny.model.description).toMatch(/auto, inline for 4 B–8 B of input: a run costs less than the handoff to a worker .*; worker threads (with \d+ intra-op threads per session )?for other sizes: [^;]*\(4 MiB–8 MiB of input/);
+      expect(await runMany(mlp.instances[0] as OnnxInstance, { INPUT0: fp32(mlpInput(64), [64, 256]) }, 2 * (WARMUP_RUNS + MEASURED_RUNS) + 1)).toBe('worker');
+      // The inline session opened from a graph optimized on a pool thread, whose file is gone.
+      expect(readdirSync(tmpdir()).filter((name) => name.startsWith('tritium-inline-'))).toEqual([]);
     } finally {
       for (const loaded of [tiny, mlp]) {
         await Promise.all(loaded.instances.map((instance) => instance.finalize?.()));
@@ -122,38 +141,89 @@ describe('the thread choice', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', child], { cwd: root });
     type Outcome = { thread: string; description: string };
     const { tiny, slow, logged } = JSON.parse(stdout) as { tiny: Outcome; slow: Outcome; logged: string[] };
-    expect(tiny).toMatchObject({ thread: 'inline', description: expect.stringMatching(/auto, inline: a run costs less than the handoff to a worker \(run \d+ µs in onnxruntime \(lower quartile\), handoff to a worker \d+ µs \(median\), open [\d.]+ ms\)$/) });
-    expect(slow).toMatchObject({ thread: 'worker', description: expect.stringMatching(/auto, worker threads: a run costs more than the handoff/) });
-    expect(logged).toEqual([`model 'tiny': ${tiny.description.split('; ').at(-1)}`, `model 'mlp': ${slow.description.split('; ').at(-1)}`]);
+    expect(tiny).toMatchObject({ thread: 'inline', description: expect.stringMatching(/auto, inline for 4 B–8 B of input: a run costs less than the handoff to a worker \(4 B–8 B of input: run \d+ µs in onnxruntime \(lower quartile\), handoff to a worker \d+ µs \(median\)\); worker threads for other sizes$/) });
+    expect(slow).toMatchObject({ thread: 'worker', description: expect.stringMatching(/auto, worker threads for every size: a run costs more than the handoff \(512 KiB–1 MiB of input/) });
+    expect(logged).toEqual([`model 'tiny': ${tiny.description.split('; ').slice(2).join('; ')}`, `model 'mlp': ${slow.description.split('; ').slice(2).join('; ')}`]);
   });
 
-  test('auto weighs the run against the handoff, caps what the loop holds, and keeps slow openers on workers', () => {
-    const decide = (run: number, handoff: number, open = 2) => {
-      const choice = new ThreadChoice('auto');
-      choice.noteOpen(open);
-      for (let i = 0; i < MEASURED_RUNS; i++) choice.record({ runMicroseconds: run, handoffMicroseconds: handoff });
-      return choice.thread;
-    };
-    expect(decide(8, 40)).toBe('inline');
-    expect(decide(60, 40)).toBe('worker');
-    expect(decide(INLINE_MAX_MICROSECONDS + 10, 2000)).toBe('worker');
-    expect(decide(8, 40, 50)).toBe('worker');
+  /** Feeds the choice a size's measured runs, all alike. */
+  const measure = (choice: ThreadChoice, inputBytes: number, run: number, handoff: number) => {
+    for (let i = 0; i < MEASURED_RUNS; i++) choice.record({ inputBytes, runMicroseconds: run, handoffMicroseconds: handoff });
+  };
+
+  test('auto decides each size of input apart: inline when a run costs less than the handoff and fits the loop, else on the pool', () => {
+    const logged: string[] = [];
+    const choice = new ThreadChoice('auto', (reason) => logged.push(reason));
+    expect(choice.thread).toBe('worker');
+    measure(choice, 4, 8, 40);
+    // 4–7 bytes are one size; 8 is the next, still measured.
+    expect([choice.runsInline(4), choice.runsInline(7), choice.runsInline(8), choice.measures(8)]).toEqual([true, true, false, true]);
+    measure(choice, 8192, 60, 40);
+    measure(choice, 1 << 20, INLINE_MAX_MICROSECONDS + 10, 2000);
+    expect([choice.runsInline(8192), choice.measures(8192), choice.runsInline(1 << 20)]).toEqual([false, false, false]);
+    expect(choice.wantsInline).toBe(true);
+    expect(choice.reason).toMatch(/^auto, inline for 4 B–8 B of input: a run costs less than the handoff to a worker \(4 B–8 B of input: run 8 µs .*\); worker threads for other sizes: runs too long to hold the event loop \(1 MiB–2 MiB of input: run 410 µs/);
+    expect(logged).toHaveLength(3);
+    choice.refuseInline('its optimized model is 20 MiB');
+    expect([choice.runsInline(4), choice.wantsInline]).toEqual([false, false]);
+    expect(choice.reason).toMatch(/^auto, never inline: its optimized model is 20 MiB; worker threads for every size/);
   });
 
-  test('auto gives a pooled model with long runs the cores as intra-op threads, and short or inline ones keep theirs', () => {
-    const decide = (run: number, handoff: number, widenTo?: number) => {
-      const choice = new ThreadChoice('auto', undefined, widenTo);
-      choice.noteOpen(2);
-      for (let i = 0; i < MEASURED_RUNS; i++) choice.record({ runMicroseconds: run, handoffMicroseconds: handoff });
-      return { place: choice.place, intraOpThreads: choice.intraOpThreads, reason: choice.reason };
+  test('auto widens a model whose runs are long enough to split, measures every size again on the wider sessions, and sends the short ones inline', () => {
+    const choice = new ThreadChoice('auto', undefined, 4);
+    measure(choice, 1024, WIDE_FROM_MICROSECONDS + 50, 40);
+    expect([choice.intraOpThreads, choice.measures(1024), choice.wantsInline]).toEqual([4, true, false]);
+    // On wider sessions a run above the handoff still runs inline when it fits the loop: the inline session has the cores too.
+    measure(choice, 1024, WIDE_FROM_MICROSECONDS + 50, 40);
+    measure(choice, 65536, INLINE_MAX_MICROSECONDS + 100, 40);
+    expect([choice.runsInline(1024), choice.runsInline(65536)]).toEqual([true, false]);
+    expect(choice.reason).toMatch(/^auto, inline for 1 KiB–2 KiB of input: a run is short enough for the event loop .*; worker threads with 4 intra-op threads per session for other sizes/);
+    // No widening offered (the config sets intra_op_thread_count, or one core): a run above the handoff stays on the pool.
+    const narrow = new ThreadChoice('auto');
+    measure(narrow, 1024, WIDE_FROM_MICROSECONDS + 50, 40);
+    expect([narrow.intraOpThreads, narrow.runsInline(1024), narrow.measures(1024)]).toEqual([undefined, false, false]);
+    // Fixed choices measure nothing and never widen.
+    const fixed = new ThreadChoice('worker', undefined, 4);
+    measure(fixed, 1024, 8, 40);
+    expect([fixed.thread, fixed.measures(1024), fixed.runsInline(1024), fixed.intraOpThreads]).toEqual(['worker', false, false, undefined]);
+  });
+
+  test('the inline session opens when a size goes inline, and again with the cores when the model widens', async () => {
+    const files = await repo.current.addModel('lane', 'mlp');
+    const runtime = await new RuntimeLoader().loadNative();
+    const pool = new ExecutionPool(1);
+    const choice = new ThreadChoice('auto', undefined, 2);
+    const spec = { runtime, modelFile: files.modelPath, modelName: 'lane', options: { intraOpNumThreads: 1, logSeverityLevel: 3 as const }, pool, group: 'lane' };
+    const lane = new InlineLane(spec, choice);
+    const expected = await mlpExpected();
+    const input = { INPUT0: { type: 'float32', data: mlpInput(expected.batch), dims: [expected.batch, 256] } };
+    const opened = async () => {
+      for (let i = 0; i < 400 && !lane.ready; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      const { outputs } = await lane.run(input, ['OUTPUT0']);
+      expect(Array.from(outputs.OUTPUT0!.data as Float32Array).every((v, i) => Math.abs(v - expected.output[i]!) < 1e-4)).toBe(true);
     };
-    expect(decide(WIDE_FROM_MICROSECONDS + 50, 40, 4)).toEqual({ place: 'worker×4', intraOpThreads: 4, reason: expect.stringMatching(/^auto, worker threads with 4 intra-op threads per session, runs long enough to split: a run costs more than the handoff/) });
-    expect(decide(WIDE_FROM_MICROSECONDS - 10, 40, 4)).toMatchObject({ place: 'worker', intraOpThreads: undefined });
-    expect(decide(8, 40, 4)).toMatchObject({ place: 'inline', intraOpThreads: undefined });
-    // No widening offered (the config sets intra_op_thread_count, or one core).
-    expect(decide(WIDE_FROM_MICROSECONDS + 50, 40)).toMatchObject({ place: 'worker', intraOpThreads: undefined });
-    // Fixed choices never widen.
-    expect(new ThreadChoice('worker', undefined, 4).place).toBe('worker');
+    try {
+      lane.follow();
+      expect(lane.ready).toBe(false);
+      measure(choice, 2048, 50, 80);
+      lane.follow();
+      await opened();
+      const narrowThreads = threadCount();
+      // Widening keeps the sizes inline where they are, on the session as it is.
+      measure(choice, 65536, WIDE_FROM_MICROSECONDS + 50, 80);
+      lane.follow();
+      expect([choice.intraOpThreads, choice.inlineIntraOpThreads, threadCount()]).toEqual([2, undefined, narrowThreads]);
+      // Measured on the wider sessions, a size that goes inline needs their threads inline too.
+      measure(choice, 16384, 150, 80);
+      lane.follow();
+      for (let i = 0; i < 400 && threadCount() === narrowThreads; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      // One more onnxruntime thread: the inline session's two intra-op threads are the loop's own and one more.
+      expect(threadCount()).toBe(narrowThreads + 1);
+      await opened();
+    } finally {
+      await lane.release();
+    }
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('tritium-inline-'))).toEqual([]);
   });
 
   test('a widened model runs on sessions with more intra-op threads, answers the same, and its state says so once decided', async (context) => {
@@ -187,7 +257,7 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1, 256 ] }`;
     const worker = await loadDirect(backend, repo.current, 'tiny_worker', 'tiny', { parameters: { [EXECUTION_THREAD_PARAMETER]: { string_value: 'worker' } } });
     try {
       expect((inline.instances[0] as OnnxInstance).thread).toBe('inline');
-      expect(await runAndSettle(worker.instances[0] as OnnxInstance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS + 2)).toBe('worker');
+      expect(await runMany(worker.instances[0] as OnnxInstance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS + 2)).toBe('worker');
     } finally {
       for (const loaded of [inline, worker]) {
         await Promise.all(loaded.instances.map((instance) => instance.finalize?.()));

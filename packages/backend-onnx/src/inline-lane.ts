@@ -1,0 +1,102 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { OnnxSession, RunResult, TensorPayload } from './onnx-session.js';
+import { openSession, type SessionSpec } from './session.js';
+import type { ThreadChoice } from './thread-choice.js';
+
+/**
+ * Largest optimized model "auto" opens on the event loop: reading and initialising
+ * 16 MiB of weights holds the loop for some 10–40 ms, once; a larger model keeps every
+ * run on the pool.
+ */
+export const INLINE_MODEL_MAX_BYTES = 16 * 2 ** 20;
+
+/**
+ * The inline session that "auto" runs a model's short runs on: one per model and
+ * placement, which all its instances share (one thread runs them all anyway), opened
+ * the first time the ThreadChoice sends a size of input inline, and opened again with
+ * more intra-op threads when a size measured on widened sessions goes inline.
+ *
+ * onnxruntime-node opens a session synchronously, on the thread that asks, and its
+ * graph optimizations can take tens of milliseconds (constant folding) where reading
+ * the weights takes a few: so a pool thread opens the model first and saves the
+ * optimized graph, and the event loop opens that file with optimizations off.
+ */
+export class InlineLane {
+  private current: OnnxSession | undefined;
+  /** The intra-op threads `current` was (or is being) opened with. */
+  private width: number | undefined;
+  private opening: Promise<void> | undefined;
+  private released = false;
+  private readonly running = new Set<Promise<RunResult>>();
+
+  constructor(
+    /** The model's pooled sessions' spec: the same options, made inline. */
+    private readonly spec: SessionSpec,
+    private readonly choice: ThreadChoice,
+  ) {}
+
+  /** The session to run on, once open. */
+  get ready(): boolean {
+    return this.current !== undefined;
+  }
+
+  run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
+    const run = this.current!.run(feeds, fetches);
+    this.running.add(run);
+    const done = () => this.running.delete(run);
+    void run.then(done, done);
+    return run;
+  }
+
+  /** Opens (or reopens, wider) the session when the choice wants it; does nothing while an open is under way. */
+  follow(): void {
+    if (!this.choice.wantsInline || this.opening || this.released) return;
+    const width = this.choice.inlineIntraOpThreads ?? this.spec.options.intraOpNumThreads;
+    if (this.current && width === this.width) return;
+    this.width = width;
+    this.opening = this.open(width).finally(() => (this.opening = undefined));
+  }
+
+  async release(): Promise<void> {
+    this.released = true;
+    await this.opening;
+    await Promise.allSettled([...this.running]);
+    await this.current?.release();
+    this.current = undefined;
+  }
+
+  private async open(intraOpNumThreads: number | undefined): Promise<void> {
+    try {
+      const next = await (this.spec.runtime.kind === 'node' ? this.openPreoptimized(intraOpNumThreads) : openSession(this.spec, 'inline'));
+      if (this.released) return void (await next.release());
+      const old = this.current;
+      this.current = next;
+      if (old) {
+        await Promise.allSettled([...this.running]);
+        await old.release();
+      }
+    } catch (error) {
+      this.choice.refuseInline(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  private async openPreoptimized(intraOpNumThreads: number | undefined): Promise<OnnxSession> {
+    const directory = await mkdtemp(join(tmpdir(), 'tritium-inline-'));
+    try {
+      const optimized = join(directory, 'model.onnx');
+      // A group of its own: this session must never stand in for the model's pooled ones.
+      const saving = await openSession({ ...this.spec, options: { ...this.spec.options, optimizedModelFilePath: optimized }, group: `${this.spec.group}:optimizing` }, 'worker');
+      await saving.release();
+      const { size } = await stat(optimized);
+      if (size > INLINE_MODEL_MAX_BYTES) {
+        throw new Error(`its optimized model is ${(size / 2 ** 20).toFixed(0)} MiB, more than the ${INLINE_MODEL_MAX_BYTES / 2 ** 20} MiB opened on the event loop`);
+      }
+      const options = { ...this.spec.options, graphOptimizationLevel: 'disabled' as const, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }) };
+      return await openSession({ ...this.spec, modelFile: optimized, options }, 'inline');
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  }
+}
