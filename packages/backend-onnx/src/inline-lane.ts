@@ -1,6 +1,9 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { InferenceError } from '@tritium/core/backend';
 import { join } from 'node:path';
+import { BindingSession } from './binding-session.js';
+import { loopTurnOverdue, nextTurn } from './loop-turn.js';
 import type { OnnxSession, RunResult, TensorPayload } from './onnx-session.js';
 import { openSession, type SessionSpec } from './session.js';
 import type { ThreadChoice } from './thread-choice.js';
@@ -21,15 +24,16 @@ export const INLINE_MODEL_MAX_BYTES = 16 * 2 ** 20;
  * onnxruntime-node opens a session synchronously, on the thread that asks, and its
  * graph optimizations can take tens of milliseconds (constant folding) where reading
  * the weights takes a few: so a pool thread opens the model first and saves the
- * optimized graph, and the event loop opens that file with optimizations off.
+ * optimized graph, and the event loop opens that file with optimizations off, through
+ * onnxruntime-node's binding (BindingSession) where it can, which runs synchronously;
+ * onnxruntime-web's lane is an inline session of its public API.
  */
 export class InlineLane {
-  private current: OnnxSession | undefined;
+  private current: BindingSession | OnnxSession | undefined;
   /** The intra-op threads `current` was (or is being) opened with. */
   private width: number | undefined;
   private opening: Promise<void> | undefined;
   private released = false;
-  private readonly running = new Set<Promise<RunResult>>();
 
   constructor(
     /** The model's pooled sessions' spec: the same options, made inline. */
@@ -42,19 +46,23 @@ export class InlineLane {
     return this.current !== undefined;
   }
 
-  run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
-    const run = this.current!.run(feeds, fetches);
-    this.running.add(run);
-    const done = () => this.running.delete(run);
-    void run.then(done, done);
-    return run;
+  /**
+   * Runs on the current session. A binding session's run ends before this returns, so a
+   * session replaced by a wider one has no run left on it; only binding sessions are
+   * replaced.
+   */
+  async run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
+    if (loopTurnOverdue()) await nextTurn();
+    if (!this.current) throw new InferenceError('UNAVAILABLE', `model '${this.spec.modelName}': its inline session was released`);
+    return this.current.run(feeds, fetches);
   }
 
   /** Opens (or reopens, wider) the session when the choice wants it; does nothing while an open is under way. */
   follow(): void {
     if (!this.choice.wantsInline || this.opening || this.released) return;
     const width = this.choice.inlineIntraOpThreads ?? this.spec.options.intraOpNumThreads;
-    if (this.current && width === this.width) return;
+    // A session of the public API may have runs under way (its runs wait for a setImmediate): it stays as it is.
+    if (this.current && (width === this.width || !(this.current instanceof BindingSession))) return;
     this.width = width;
     this.opening = this.open(width).finally(() => (this.opening = undefined));
   }
@@ -62,7 +70,6 @@ export class InlineLane {
   async release(): Promise<void> {
     this.released = true;
     await this.opening;
-    await Promise.allSettled([...this.running]);
     await this.current?.release();
     this.current = undefined;
   }
@@ -73,16 +80,13 @@ export class InlineLane {
       if (this.released) return void (await next.release());
       const old = this.current;
       this.current = next;
-      if (old) {
-        await Promise.allSettled([...this.running]);
-        await old.release();
-      }
+      await old?.release();
     } catch (error) {
       this.choice.refuseInline(error instanceof Error ? error.message : String(error));
     }
   }
 
-  private async openPreoptimized(intraOpNumThreads: number | undefined): Promise<OnnxSession> {
+  private async openPreoptimized(intraOpNumThreads: number | undefined): Promise<BindingSession | OnnxSession> {
     const directory = await mkdtemp(join(tmpdir(), 'tritium-inline-'));
     try {
       const optimized = join(directory, 'model.onnx');
@@ -94,7 +98,8 @@ export class InlineLane {
         throw new Error(`its optimized model is ${(size / 2 ** 20).toFixed(0)} MiB, more than the ${INLINE_MODEL_MAX_BYTES / 2 ** 20} MiB opened on the event loop`);
       }
       const options = { ...this.spec.options, graphOptimizationLevel: 'disabled' as const, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }) };
-      return await openSession({ ...this.spec, modelFile: optimized, options }, 'inline');
+      const openBinding = this.spec.runtime.openBindingSession;
+      return openBinding ? openBinding(optimized, options) : await openSession({ ...this.spec, modelFile: optimized, options }, 'inline');
     } finally {
       await rm(directory, { recursive: true, force: true });
     }

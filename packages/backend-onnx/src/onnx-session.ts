@@ -9,8 +9,8 @@ export interface TensorPayload {
 
 export interface RunResult {
   readonly outputs: Record<string, TensorPayload>;
-  /** How long onnxruntime's run took, without any handoff: what the thread choice measures. */
-  readonly runMicroseconds: number;
+  /** How long onnxruntime's run took, without any handoff: what the thread choice measures (pool runs only). */
+  readonly runMicroseconds?: number;
   /** What the run cost beyond that on a pool thread: the round trip less the run. */
   readonly handoffMicroseconds?: number;
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InferenceError } from '@tritium/core/backend';
 import type * as OrtApi from 'onnxruntime-node';
+import { BindingSession } from './binding-session.js';
 import { readExternalData, type ExternalDataFile } from './external-data.js';
 
 /** Which onnxruntime package serves a model: the native binding or WebAssembly. */
@@ -38,6 +39,8 @@ export interface OrtRuntime {
   readonly providers: ReadonlySet<string>;
   /** The execution provider that runs on the CPU: 'cpu' (native) or 'wasm'. */
   readonly cpuProvider: string;
+  /** Opens a model file on this thread as onnxruntime-node's binding session, run synchronously; undefined where the binding cannot be reached (onnxruntime-web, a replaced loader, another binding shape). */
+  readonly openBindingSession?: (path: string, options: OrtSessionOptions) => BindingSession;
   /** The model as this runtime opens it: onnxruntime-node reads files itself, onnxruntime-web is handed bytes. */
   sessionSource(modelFile: string, modelName: string): Promise<SessionSource>;
   /** Creates a session on this thread. */
@@ -111,6 +114,8 @@ export class RuntimeLoader {
         createSession: (source, options) => ort.InferenceSession.create(source.model as string, options),
         run: (session, feeds, fetches) => session.run(feeds, fetches),
         release: (session) => session.release(),
+        // Only the package this module resolves itself: a replaced loader may have loaded another.
+        openBindingSession: this.options.loadNative ? undefined : BindingSession.opener(ort),
       } satisfies OrtRuntime;
     })();
     return this.native;

@@ -88,7 +88,7 @@ export class SessionSlot {
   private measure(session: OnnxSession, result: RunResult, inputBytes: number): void {
     if (session !== this.current) return;
     // A session's first runs pay for warming up; they would skew the choice.
-    if (++this.runsOnCurrent > WARMUP_RUNS && result.handoffMicroseconds !== undefined) {
+    if (++this.runsOnCurrent > WARMUP_RUNS && result.runMicroseconds !== undefined && result.handoffMicroseconds !== undefined) {
       this.choice.record({ inputBytes, runMicroseconds: result.runMicroseconds, handoffMicroseconds: result.handoffMicroseconds });
     }
     this.lane?.follow();
