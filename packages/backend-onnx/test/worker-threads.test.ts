@@ -30,6 +30,23 @@ ${extra}`;
 const slowInput = (rows = 2048) => ({ INPUT0: fp32(mlpInput(rows), [rows, 256]) });
 const tinyInput = (x: number) => ({ INPUT0: fp32([x], [1, 1]) });
 
+/** The gaps (ms) between the ticks of a 1 ms interval while `work` runs: how long the event loop was held at a time. */
+async function loopGapsDuring(work: () => Promise<unknown>): Promise<number[]> {
+  const gaps: number[] = [];
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gaps.push(now - last);
+    last = now;
+  }, 1);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return gaps;
+}
+
 describe('ONNX runs on worker threads', () => {
   let harness: ServerHarness;
   beforeAll(async () => {
@@ -41,19 +58,8 @@ describe('ONNX runs on worker threads', () => {
   afterAll(() => harness?.stop());
 
   test('the event loop keeps turning while a long run is in progress', async () => {
-    const gaps: number[] = [];
-    let last = performance.now();
-    const timer = setInterval(() => {
-      const now = performance.now();
-      gaps.push(now - last);
-      last = now;
-    }, 1);
     const start = performance.now();
-    try {
-      await harness.infer('slow', slowInput());
-    } finally {
-      clearInterval(timer);
-    }
+    const gaps = await loopGapsDuring(() => harness.infer('slow', slowInput()));
     const took = performance.now() - start;
     expect(took).toBeGreaterThan(20);
     // On the loop the run would hold it for its whole length; on a worker the timer keeps firing.
@@ -143,13 +149,6 @@ describe('the thread choice', () => {
     const instance = tiny.instances[0] as OnnxInstance;
     try {
       expect(await runUntilInline(instance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS)).toBe('inline');
-      const gaps: number[] = [];
-      let last = performance.now();
-      const timer = setInterval(() => {
-        const now = performance.now();
-        gaps.push(now - last);
-        last = now;
-      }, 1);
       const end = performance.now() + 300;
       let runs = 0;
       const caller = async () => {
@@ -158,8 +157,7 @@ describe('the thread choice', () => {
           runs++;
         }
       };
-      await Promise.all(range(8).map(caller));
-      clearInterval(timer);
+      const gaps = await loopGapsDuring(() => Promise.all(range(8).map(caller)));
       expect(instance.thread).toBe('inline');
       expect(runs).toBeGreaterThan(1000);
       // Chained in microtasks, the runs would hold the loop for all 300 ms; it turns every millisecond or so.
