@@ -24,6 +24,12 @@ export class DynamicBatchScheduler implements Scheduler {
   private readonly withdraw = (request: InferenceRequest): void => {
     this.batcher.remove(request);
   };
+  /** A dispatch queued as a microtask: requests that arrive together (callers answered by one batch, resubmitting) make one batch, not one each. */
+  private dispatchQueued = false;
+  private readonly queuedDispatch = (): void => {
+    this.dispatchQueued = false;
+    this.dispatch();
+  };
 
   constructor(
     config: NormalizedModelConfig,
@@ -33,7 +39,7 @@ export class DynamicBatchScheduler implements Scheduler {
     this.batcher = new DynamicBatcher(options);
     this.timesOut = [options.defaultQueuePolicy, ...options.priorityQueuePolicy!.values()].some((policy) => policy.defaultTimeoutMicroseconds > 0);
     this.batchKey = batchKeyFor(config);
-    pool.listen(() => this.dispatch());
+    pool.listen(() => this.queueDispatch());
   }
 
   enqueue(request: InferenceRequest): void {
@@ -44,7 +50,7 @@ export class DynamicBatchScheduler implements Scheduler {
       return;
     }
     request.withdraw = this.withdraw;
-    this.dispatch();
+    this.queueDispatch();
   }
 
   drain(): Promise<void> {
@@ -56,6 +62,12 @@ export class DynamicBatchScheduler implements Scheduler {
   stop(error: InferenceError): void {
     this.timer.clear();
     this.failQueued(() => error);
+  }
+
+  private queueDispatch(): void {
+    if (this.dispatchQueued) return;
+    this.dispatchQueued = true;
+    queueMicrotask(this.queuedDispatch);
   }
 
   private dispatch(): void {

@@ -58,10 +58,22 @@ describe('dynamic batching', () => {
   });
 
   it('keeps a batch in flight on every instance', async () => {
-    const { infer, probe } = await serve('', { count: 2, delayMs: 30 });
-    await Promise.all([1, 2, 3, 4, 5, 6].map((v) => infer(v)));
+    const { infer, probe, batchIds } = await serve('', { count: 2, delayMs: 30 });
+    const first = infer(1);
+    await sleep(5);
+    await Promise.all([first, ...[2, 3, 4].map((v) => infer(v))]);
+    expect(batchIds()).toEqual([['1'], ['2', '3', '4']]);
     expect(probe.maxRunning).toBe(2);
     expect(new Set(probe.ranOn)).toEqual(new Set(['m_0_0', 'm_0_1']));
+  });
+
+  it('with no delay, requests that arrive together make one batch even while instances are free (callers answered by one batch resubmit at once)', async () => {
+    const { infer, batchIds } = await serve('', { count: 2 });
+    await Promise.all([1, 2, 3, 4, 5, 6].map((v) => infer(v)));
+    expect(batchIds()).toEqual([['1', '2', '3', '4', '5', '6']]);
+    // Each answered caller sends its next request at once: they meet in one batch again.
+    await Promise.all([7, 8, 9].map(async (v) => infer(await infer(v).then(() => v + 10))));
+    expect(batchIds().slice(1)).toEqual([['7', '8', '9'], ['17', '18', '19']]);
   });
 
   it('batches only requests whose variable-dim inputs have the same shape, unless the input allows ragged batches', async () => {
