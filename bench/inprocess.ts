@@ -14,7 +14,7 @@
  * 4. The MLP, one batch-64 request at a time.
  * 5. FOOTPRINT_MODELS (200) tiny models loaded with default configs against as many raw
  *    sessions, each side in a fresh child process: RSS and load time per model, threads
- *    (/proc/self/task) before, half-way, loaded, and after unloading.
+ *    (/proc/self/task) before, half-way, loaded, and after unloading. It runs last.
  * 6. A 64 MB FP32 identity, one request.
  * 7. Event-loop delay (monitorEventLoopDelay) under sustained MLP load; how soon a request
  *    cancelled during a ~6 ms run is answered.
@@ -565,9 +565,10 @@ async function main() {
     [2, '64 callers', () => withModels(['tiny', 'mlp'], manyCallers)],
     [3, 'dynamic batching', () => withModels(['tiny_dynamic', 'mlp_dynamic'], dynamicBatching)],
     [4, 'one batch-64 request', () => withModels(['mlp'], oneBigBatch)],
-    [5, 'many models', manyModels],
     [6, '64 MB identity', () => withModels(['identity'], largeTensor)],
     [7, 'event loop and aborts', () => withModels(['mlp', 'mlp_large'], loopAndAborts)],
+    // Last: its 200 raw sessions' threads leave the load average high for a while (28 on the 2-core machine), which timed sections after it would feel.
+    [5, 'many models', manyModels],
   ];
   try {
     for (const [number, name, run] of sections) {
