@@ -30,8 +30,8 @@ export class FilModel implements BackendModel {
   }
 
   static async load(context: ModelContext): Promise<FilModel> {
-    const { config, logger } = context;
-    const parameters = readParameters(config, logger);
+    const { config } = context;
+    const parameters = readParameters(config);
     const path = await modelFilePath(context.versionDirectory, parameters.modelType, config.default_model_filename, context.name);
     const forest = await loadForest(path, parameters.modelType, parameters.allowUnknownField);
     const width = checkTensors(config, forest, parameters);

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { integerParameter, invalidParameter, modelParameter } from '@tritium/core/backend';
-import type { Logger, ModelConfig } from '@tritium/core/backend';
+import { emitTritiumWarning, integerParameter, invalidParameter, modelParameter } from '@tritium/core/backend';
+import type { ModelConfig } from '@tritium/core/backend';
 
 /** Triton FIL's model_type values. */
 export const MODEL_TYPES = ['xgboost', 'xgboost_json', 'xgboost_ubj', 'lightgbm', 'treelite_checkpoint'] as const;
@@ -20,7 +20,7 @@ export interface FilParameters {
 }
 
 /** Reads the parameters as Triton's FIL backend does, warning on those that do not apply here. */
-export function readParameters(config: ModelConfig, logger: Logger): FilParameters {
+export function readParameters(config: ModelConfig): FilParameters {
   const name = config.name ?? '?';
   const get = (key: string) => modelParameter(config, key);
   const modelType = (get('model_type') ?? 'xgboost') as ModelType;
@@ -29,14 +29,14 @@ export function readParameters(config: ModelConfig, logger: Logger): FilParamete
   let isClassifier = bool(config, 'is_classifier');
   const outputClass = bool(config, 'output_class');
   if (outputClass !== undefined) {
-    logger.warn(`model '${name}': parameter 'output_class' is deprecated, use 'is_classifier'`);
+    emitTritiumWarning('TRITIUM_W013', `model '${name}': parameter 'output_class' is deprecated, use 'is_classifier'`);
     isClassifier ??= outputClass;
   }
   const thresholdText = get('threshold');
   const threshold = thresholdText === undefined ? 0.5 : Number(thresholdText);
   if (!Number.isFinite(threshold)) throw invalidParameter(config, 'threshold', thresholdText!, 'a number');
   for (const key of TUNING_PARAMETERS) {
-    if (get(key) !== undefined) logger.warn(`model '${name}': parameter '${key}' is accepted but has no effect (trees are evaluated in TypeScript on the CPU)`);
+    if (get(key) !== undefined) emitTritiumWarning('TRITIUM_W014', `model '${name}': parameter '${key}' is accepted but has no effect (trees are evaluated in TypeScript on the CPU)`);
   }
   return {
     modelType,

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InferenceServer } from '@tritium/core';
 import { filBackend } from '@tritium/backend-fil';
 import { TempRepository } from '../../core/test/helpers/repository.js';
@@ -108,7 +108,13 @@ describe.skipIf(cases.length === 0)('a Triton repository of LightGBM models', ()
     await model('binary_class', byName('binary'), 1, { is_classifier: 'true', threshold: '0.3', algo: 'TREE_REORG' });
     await model('binary_single', byName('binary'), 1, { is_classifier: 'true', predict_proba: 'true' });
     await model('batched', byName('regression'), 1, {}, 'dynamic_batching { max_queue_delay_microseconds: 20000 }');
-    server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['regression', 'multiclass_proba', 'multiclass_class', 'binary_proba', 'binary_class', 'binary_single', 'batched'], backends: [filBackend()], logger: { error() {}, warn() {}, info() {}, verbose() {} } });
+    // output_class and algo are warned of at load (parameters.test.ts checks those warnings): kept quiet here.
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      server = await InferenceServer.start({ modelRepository: repository.path, modelControlMode: 'explicit', startupModels: ['regression', 'multiclass_proba', 'multiclass_class', 'binary_proba', 'binary_class', 'binary_single', 'batched'], backends: [filBackend()], logger: { error() {}, warn() {}, info() {}, verbose() {} } });
+    } finally {
+      warnings.mockRestore();
+    }
   });
   afterAll(async () => {
     await server?.stop();

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '@tritium/core';
+import { captureWarnings } from '../../core/test/helpers/warnings.js';
 import { readParameters } from '../src/parameters.js';
 
 const configWith = (parameters: Record<string, string>): ModelConfig => ({
@@ -9,9 +10,8 @@ const configWith = (parameters: Record<string, string>): ModelConfig => ({
 });
 
 function read(parameters: Record<string, string>) {
-  const warnings: string[] = [];
-  const logger = { error() {}, info() {}, verbose() {}, warn: (message: string) => warnings.push(message) };
-  return { parameters: readParameters(configWith(parameters), logger), warnings };
+  const warnings = captureWarnings();
+  return { parameters: readParameters(configWith(parameters)), warnings };
 }
 
 describe('FIL parameters', () => {
@@ -23,14 +23,14 @@ describe('FIL parameters', () => {
     expect(read({ is_classifier: 'true' })).toMatchObject({ parameters: { isClassifier: true }, warnings: [] });
     const old = read({ output_class: 'true', predict_proba: 'true', threshold: '0.25' });
     expect(old.parameters).toMatchObject({ isClassifier: true, predictProba: true, threshold: 0.25 });
-    expect(old.warnings).toEqual([expect.stringMatching(/output_class.*deprecated.*is_classifier/)]);
+    expect(old.warnings).toEqual([{ code: 'TRITIUM_W013', message: expect.stringMatching(/output_class.*deprecated.*is_classifier/) }]);
     expect(read({ is_classifier: 'false', output_class: 'true' }).parameters.isClassifier).toBe(false);
   });
 
   it('accepts the GPU and layout tuning parameters with a warning each', () => {
     const { warnings } = read({ algo: 'ALGO_AUTO', storage_type: 'AUTO', threads_per_tree: '4', blocks_per_sm: '0', layout: 'depth_first', chunk_size: '4', use_experimental_optimizations: 'true' });
-    expect(warnings).toHaveLength(7);
-    expect(warnings[0]).toMatch(/'algo' is accepted but has no effect/);
+    expect(warnings.map(({ code }) => code)).toEqual(Array(7).fill('TRITIUM_W014'));
+    expect(warnings[0]!.message).toMatch(/'algo' is accepted but has no effect/);
   });
 
   it('reads cpu_nthread as the thread count for large batches, at most the core count, all cores when not given or below 1', () => {

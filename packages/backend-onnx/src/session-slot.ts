@@ -1,4 +1,4 @@
-import type { InstanceHealth } from '@tritium/core/backend';
+import { emitTritiumWarning, type InstanceHealth } from '@tritium/core/backend';
 import type { InlineLane } from './inline-lane.js';
 import type { OnnxSession, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
 import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
@@ -108,7 +108,7 @@ export class SessionSlot {
     } catch (error) {
       // The old session keeps serving.
       this.stayPut = true;
-      process.emitWarning(`${this.what}: could not reopen its session with ${this.choice.intraOpThreads} intra-op threads: ${error instanceof Error ? error.message : String(error)}`, 'TritiumWarning');
+      emitTritiumWarning('TRITIUM_W012', `${this.what}: could not reopen its session with ${this.choice.intraOpThreads} intra-op threads: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 

@@ -1,4 +1,4 @@
-import { InferenceError, type InferRequest, type ModelContext, type Tensor } from '@tritium/core/backend';
+import { InferenceError, modelConfigFromJson, type InferRequest, type ModelContext, type Tensor } from '@tritium/core/backend';
 import { CustomMetrics, type CustomMetric } from './custom-metrics.js';
 import type { Frame } from './frame-channel.js';
 import { toFrameError } from './frame-error.js';
@@ -111,7 +111,8 @@ export class StubCalls {
     try {
       if (frame.op === 'load') {
         if (frame.files) throw new InferenceError('UNSUPPORTED', `load_model('${name}'): loading with files is not supported`);
-        await server.loadModel(name, frame.config ? { config: JSON.parse(String(frame.config)) } : {});
+        // Triton's JSON form, as its repository API reads a load's config parameter; a bad one fails the load as an invalid override.
+        await server.loadModel(name, frame.config ? { config: () => modelConfigFromJson(String(frame.config)) } : {});
       } else if (frame.op === 'unload') {
         await server.unloadModel(name);
       } else if (frame.op === 'ready') {

@@ -130,6 +130,27 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
     expect(await server.isModelReady('add_sub')).toBe(false);
   });
 
+  it("loads with a config override in Triton's JSON form (load_model(config=...)): lowerCamelCase names and 64-bit integers as strings; a bad one fails naming the field", async () => {
+    const server = await python.start(['model_control', 'add_sub'], { modelControlMode: 'explicit', startupModels: ['model_control'] });
+    const load = (config: unknown) =>
+      server.infer('model_control', {
+        inputs: {
+          OP: { datatype: 'BYTES', shape: [1], data: ['load'] },
+          NAME: { datatype: 'BYTES', shape: [1], data: ['add_sub'] },
+          CONFIG: { datatype: 'BYTES', shape: [1], data: [JSON.stringify(config)] },
+        },
+      });
+    const tensor = (name: string) => ({ name, dataType: 'TYPE_FP32', dims: ['4'] });
+    const config = { backend: 'python', maxBatchSize: '0', input: [tensor('INPUT0'), tensor('INPUT1')], output: [tensor('OUTPUT0'), tensor('OUTPUT1')] };
+    expect((await load(config)).outputs.READY!.data).toEqual(new Uint8Array([1]));
+    expect((await server.modelConfig('add_sub')).input.map((input) => input.dims)).toEqual([[4], [4]]);
+    const refused = await load({ ...config, surprise: 1 }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(refused?.message).toMatch(/surprise/);
+  });
+
   it("asks the model's is_ready(): a model that says no is not ready, though loaded", async () => {
     const server = await python.start(['not_ready', 'add_sub']);
     expect(await server.isModelReady('not_ready')).toBe(false);

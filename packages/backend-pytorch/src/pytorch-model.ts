@@ -29,7 +29,7 @@ export class PytorchModel implements BackendModel {
     private readonly addon: TorchAddon,
   ) {
     this.parameters = torchParameters(context.config);
-    applyThreadCounts(context.name, this.parameters, addon, context.logger);
+    applyThreadCounts(context.name, this.parameters, addon);
     if (this.parameters.disableCudnn) addon.disableCudnn(true);
     this.description = `libtorch ${addon.torchVersion}`;
   }

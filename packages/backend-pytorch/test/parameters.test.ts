@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferenceServer } from '@tritium/core';
 import type { InferenceError, Logger } from '@tritium/core';
 import { pytorchBackend } from '@tritium/backend-pytorch';
+import { captureWarnings } from '../../core/test/helpers/warnings.js';
 import { loadTorchAddon } from '../src/native.js';
 import { makeRepository, torchMissing } from './helpers.js';
 import type { Repository } from './helpers.js';
@@ -10,8 +11,7 @@ import type { Repository } from './helpers.js';
 describe.skipIf(torchMissing)("Triton's pytorch parameters", () => {
   let repository: Repository;
   let server: InferenceServer;
-  const warnings: string[] = [];
-  const logger: Logger = { error() {}, warn: (message) => warnings.push(message), info() {}, verbose() {} };
+  const logger: Logger = { error() {}, warn() {}, info() {}, verbose() {} };
 
   beforeAll(async () => {
     repository = await makeRepository();
@@ -40,11 +40,12 @@ describe.skipIf(torchMissing)("Triton's pytorch parameters", () => {
     expect(counts).toEqual([1, 2, 3, 4]);
   });
 
-  it("INTRA_OP_THREAD_COUNT: the first model's value stays for the process, a later one is logged", async () => {
+  it("INTRA_OP_THREAD_COUNT: the first model's value stays for the process, a later one is warned of", async () => {
+    const warnings = captureWarnings();
     expect(loadTorchAddon().threads().intra).toBe(1);
     await withParameters('linear', { INTRA_OP_THREAD_COUNT: '2' });
     expect(loadTorchAddon().threads().intra).toBe(1);
-    expect(warnings.join('\n')).toMatch(/model 'linear': INTRA_OP_THREAD_COUNT is set once per process; the first model's 1 stays/);
+    expect(warnings).toContainEqual({ code: 'TRITIUM_W015', message: expect.stringMatching(/model 'linear': INTRA_OP_THREAD_COUNT is set once per process; the first model's 1 stays/) });
   });
 
   it('refuses a parameter that is not a boolean or a count, naming it; a count of 0 or below is ignored, as in Triton', async () => {

@@ -25,6 +25,9 @@ export type { InferRequest, InferResponse, RunningInference, SequenceOptions } f
 export type { Logger } from './contract/logger.js';
 export { InferenceError, type InferenceErrorCode } from './errors.js';
 
+// Warnings to the user, each with a code users can filter (docs/warnings.md).
+export { emitTritiumWarning, type TritiumWarningCode } from './warnings.js';
+
 // Batches: join requests' inputs, split outputs back, Triton's batch_input/batch_output.
 export { gatherBatchInput, scatterBatchOutputs, type GatherOptions } from './backend/batch.js';
 export { batchInputTensors, type BatchInputConfig } from './backend/batch-inputs.js';
@@ -38,6 +41,7 @@ export { isInsideDirectory, pathInside } from './model/path-inside.js';
 export { booleanParameter, integerParameter, invalidParameter, modelParameter } from './config/parameters.js';
 export { withDefaultBatcher } from './config/default-batcher.js';
 export { modelConfigToJson } from './config/json.js';
+export { modelConfigFromJson } from './config/from-json.js';
 export type {
   DynamicBatching,
   EnsembleScheduling,

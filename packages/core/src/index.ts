@@ -10,6 +10,7 @@
 export { InferenceServer } from './server.js';
 export { InferenceError, type InferenceErrorCode } from './errors.js';
 export { VERSION } from './version.js';
+export { TRITIUM_WARNINGS, type TritiumWarningCode } from './warnings.js';
 export type {
   ModelControlMode,
   ModelIndexEntry,
@@ -22,6 +23,7 @@ export type {
 } from './types.js';
 export type { InferRequest, InferResponse, RunningInference, SequenceOptions } from './contract/inference.js';
 export type { LoadModelOptions } from './contract/model-server.js';
+export type { ModelFacts } from './model/model-facts.js';
 export type { Logger } from './contract/logger.js';
 /** The type of `ServerOptions.backends`; writing one is `@tritium/core/backend`'s business. */
 export type { Backend } from './contract/backend.js';
@@ -29,11 +31,12 @@ export type { BatchStat, DurationStat, ModelStatistics } from './observability/s
 export type { MetricsOptions } from './observability/metrics.js';
 export type { ResponseCacheOptions } from './cache/response-cache.js';
 
-// Model configs: config.pbtxt text ⇄ objects, Triton's defaults and rules, the JSON form.
+// Model configs: config.pbtxt text ⇄ objects, Triton's defaults and rules, the JSON form (both ways).
 export { parseModelConfig } from './config/text-format.js';
 export { printModelConfig } from './config/text-format-printer.js';
 export { validateModelConfig } from './config/validate.js';
 export { modelConfigToJson } from './config/json.js';
+export { modelConfigFromJson } from './config/from-json.js';
 export type {
   DynamicBatching,
   EnsembleScheduling,

@@ -9,7 +9,9 @@ import type { InferRequest, InferResponse, RunningInference } from './contract/i
 import type { LoadModelOptions, ModelServer } from './contract/model-server.js';
 import { DEFAULT_MAX_INSTANCES_PER_MODEL } from './config/instance-limit.js';
 import { InferenceError } from './errors.js';
+import { emitTritiumWarning } from './warnings.js';
 import { ModelManager } from './model/model-manager.js';
+import type { ModelFacts } from './model/model-facts.js';
 import { modelMetadataOf, serverMetadata } from './model/model-metadata.js';
 import { outputLabels } from './model/output-labels.js';
 import { requestedVersion } from './model/request-validator.js';
@@ -225,6 +227,15 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
   }
 
   /**
+   * What a request needs of a model version (decoupled, max_batch_size, inputs, ...),
+   * frozen when it loaded: no copy per call, unlike modelConfig(). Throws as modelConfig()
+   * rejects for a model or version it does not serve.
+   */
+  modelFacts(name: string, version?: number): ModelFacts {
+    return this.manager.serving(name, version).facts;
+  }
+
+  /**
    * The class labels of an output (its config's `label_filename`, one per line), or
    * undefined when it has none: what Triton's classification extension reports.
    */
@@ -303,7 +314,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     try {
       this.emit(event, ...args);
     } catch (error) {
-      process.emitWarning(`a ${event} listener threw: ${String(error)}`, 'TritiumWarning');
+      emitTritiumWarning('TRITIUM_W001', `a ${event} listener threw: ${String(error)}`);
     }
   }
 }

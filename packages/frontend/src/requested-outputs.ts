@@ -1,6 +1,5 @@
 import { tensorBytes, type InferenceServer, type InferResponse, type Tensor } from '@tritium/core';
 import { classify } from './classification.js';
-import { modelFacts } from './model-facts.js';
 import type { WireParameters } from './request-parameters.js';
 import { sharedMemoryRef } from './shared-memory/shared-memory-tensors.js';
 import type { RequestRegions } from './shared-memory/request-regions.js';
@@ -75,7 +74,7 @@ export async function deliverOutputs(
     const tensor = response.outputs[request.name];
     if (!tensor) continue;
     if (request.classification !== undefined) {
-      const { maxBatchSize } = await modelFacts(server).of(modelName, modelVersion);
+      const { maxBatchSize } = server.modelFacts(modelName, modelVersion);
       const labels = await server.outputLabels(modelName, request.name, modelVersion);
       delivered.push({ name: request.name, tensor: classify(request.name, tensor, request.classification, maxBatchSize > 0, labels) });
     } else if (request.sharedMemory) {

@@ -57,8 +57,12 @@ class Cli {
 const running: Cli[] = [];
 
 function tritium(...args: string[]): Cli {
+  return tritiumWith(process.env, ...args);
+}
+
+function tritiumWith(env: NodeJS.ProcessEnv, ...args: string[]): Cli {
   // A process group of its own, as a terminal gives a command: a signal may go to the whole group.
-  const cli = new Cli(spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
+  const cli = new Cli(spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
   running.push(cli);
   return cli;
 }
@@ -92,6 +96,18 @@ async function models(name: string, files: Record<string, string | { copy: strin
 }
 
 const addSub = { 'add_sub/config.pbtxt': 'backend: "onnxruntime"\n', 'add_sub/1/model.onnx': { copy: ADD_SUB } };
+
+/** A FIL model of one tree, XGBoost JSON worked out by hand: f0 < 0.5 ? (f1 < -1 ? 1 : 2) : 3, plus base_score 10. */
+const forest = (parameters: Record<string, string> = {}) => {
+  const tree = {
+    learner: {
+      gradient_booster: { name: 'gbtree', model: { tree_info: [0], trees: [{ left_children: [1, 3, -1, -1, -1], right_children: [2, 4, -1, -1, -1], split_indices: [0, 1, 0, 0, 0], split_conditions: [0.5, -1, 3, 1, 2], default_left: [1, 0, 0, 0, 0] }] } },
+      learner_model_param: { base_score: '1E1', num_class: '0', num_feature: '2' },
+      objective: { name: 'reg:squarederror' },
+    },
+  };
+  return { 'forest/config.pbtxt': filConfig({ name: 'forest', modelType: 'xgboost_json', features: 2, outputWidth: 1, parameters }), 'forest/1/xgboost.json': JSON.stringify(tree) };
+};
 
 /** A Python model that touches `marker` when execute() starts, sleeps SLOW_MS, then answers OUTPUT0 = INPUT0. */
 const slowModel = (marker: string) => ({
@@ -244,15 +260,7 @@ describe('tritium', () => {
   });
 
   it('serves a model of any official backend core lists, fil too, loaded by name', async () => {
-    // XGBoost JSON worked out by hand: f0 < 0.5 ? (f1 < -1 ? 1 : 2) : 3, plus base_score 10.
-    const tree = {
-      learner: {
-        gradient_booster: { name: 'gbtree', model: { tree_info: [0], trees: [{ left_children: [1, 3, -1, -1, -1], right_children: [2, 4, -1, -1, -1], split_indices: [0, 1, 0, 0, 0], split_conditions: [0.5, -1, 3, 1, 2], default_left: [1, 0, 0, 0, 0] }] } },
-        learner_model_param: { base_score: '1E1', num_class: '0', num_feature: '2' },
-        objective: { name: 'reg:squarederror' },
-      },
-    };
-    const root = await models('fil', { 'forest/config.pbtxt': filConfig({ name: 'forest', modelType: 'xgboost_json', features: 2, outputWidth: 1 }), 'forest/1/xgboost.json': JSON.stringify(tree) });
+    const root = await models('fil', forest());
     const cli = tritium('serve', `--model-repository=${root}`, ...LOOPBACK);
     const { http } = await cli.services();
     expect(cli.text).toMatch(/\| forest +\| 1 +\| READY/);
@@ -261,6 +269,20 @@ describe('tritium', () => {
       body: JSON.stringify({ inputs: [{ name: 'input__0', datatype: 'FP32', shape: [2, 2], data: [0.4, -2, 5, 0] }] }),
     });
     expect(((await response.json()) as { outputs: unknown[] }).outputs[0]).toMatchObject({ name: 'output__0', shape: [2, 1], data: [11, 13] });
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+  });
+
+  it('prints Tritium warnings as its warning log lines with their codes, and silences the codes --disable-warning names', async () => {
+    // output_class and algo are warned of at load (TRITIUM_W013, TRITIUM_W014).
+    const root = await models('warnings', forest({ output_class: 'false', algo: 'ALGO_AUTO' }));
+    const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --disable-warning=TRITIUM_W013` };
+    const cli = tritiumWith(env, 'serve', `--model-repository=${root}`, ...LOOPBACK);
+    await cli.services();
+    expect(cli.text).toMatch(/^W\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ tritium\] \[TRITIUM_W014\] model 'forest': parameter 'algo' is accepted but has no effect/m);
+    expect(cli.text).not.toContain('TRITIUM_W013');
+    // Node's printer would have written `(node:<pid>) [TRITIUM_W014] TritiumWarning: ...`.
+    expect(cli.text).not.toContain('TritiumWarning');
     cli.child.kill('SIGTERM');
     expect(await cli.exited).toBe(0);
   });

@@ -5,7 +5,6 @@ import { describe, expect, it, vi } from 'vitest';
 import { DATA_TYPES, dataTypeToConfig, deserializeBytesTensor, toFp16, typedArrayConstructor, type DataType } from '@tritium/core';
 import { testConfig } from '../../core/test/helpers/repository.js';
 import { MAX_BYTES_ELEMENTS } from '../src/bytes-elements.js';
-import { modelFacts } from '../src/model-facts.js';
 import { expectStatus, raw, useGrpcFixture, type Message } from './helpers/grpc-fixture.js';
 import { ACCUMULATE, REPEAT, SIMPLE } from './helpers/grpc-models.js';
 import { useShmFile } from './helpers/grpc-shm.js';
@@ -233,15 +232,19 @@ output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "label
     );
   });
 
-  it('reads whether a model is decoupled from the facts it knows, looking them up only the first time', async () => {
+  it("reads whether a model is decoupled from the facts the server froze at load, never copying the model's config", async () => {
     const client = await fx.start({ simple: SIMPLE, rep: REPEAT });
-    const lookups = vi.spyOn(modelFacts(fx.server!), 'isDecoupled');
+    const configs = vi.spyOn(fx.server!, 'modelConfig');
+    const lookups = vi.spyOn(fx.server!, 'modelFacts');
     const decoupledCall = () => client.call('ModelInfer', { model_name: 'rep', inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], contents: { int_contents: [1] } }] });
     for (let round = 0; round < 2; round++) {
       expect(values('FP32', (await client.call('ModelInfer', fp32Request('simple', [1, 2, 3, 4]))).raw_output_contents[0], 4)).toEqual([1, 2, 3, 4]);
       await expectStatus(decoupledCall(), status.UNIMPLEMENTED, /decoupled transaction policy/);
     }
+    expect(configs).not.toHaveBeenCalled();
     expect(lookups.mock.calls).toEqual([
+      ['simple', undefined],
+      ['rep', undefined],
       ['simple', undefined],
       ['rep', undefined],
     ]);

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BACKEND_MODEL_FILES } from '../config/platforms.js';
 import { InferenceError } from '../errors.js';
+import { emitTritiumWarning } from '../warnings.js';
 import type { Backend } from '../contract/backend.js';
 
 /**
@@ -99,7 +100,7 @@ export class BackendRegistry {
       backends.map(async (result) => (result.status === 'fulfilled' ? result.value.finalize?.() : undefined)),
     );
     for (const result of finalized) {
-      if (result.status === 'rejected') process.emitWarning(`backend finalize failed: ${String(result.reason)}`, 'TritiumWarning');
+      if (result.status === 'rejected') emitTritiumWarning('TRITIUM_W007', `backend finalize failed: ${String(result.reason)}`);
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../contract/logger.js';
 import { InferenceError } from '../errors.js';
+import { emitTritiumWarning } from '../warnings.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { ResponseCache, ResponseCacheOptions } from './response-cache.js';
 
@@ -72,7 +73,7 @@ export class RedisCache implements ResponseCache {
     logger: Logger,
   ) {
     this.breaker = new CircuitBreaker(REDIS_RETRY_AFTER_MS, {
-      opened: (error) => logger.warn(`response cache: Redis at ${this.where} failed (${error.message}); requests are served uncached, Redis is tried again every ${REDIS_RETRY_AFTER_MS} ms`),
+      opened: (error) => emitTritiumWarning('TRITIUM_W011', `response cache: Redis at ${this.where} failed (${error.message}); requests are served uncached, Redis is tried again every ${REDIS_RETRY_AFTER_MS} ms`),
       closed: () => logger.info(`response cache: Redis at ${this.where} answers again`),
     });
     this.redis = new Client({

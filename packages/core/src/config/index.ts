@@ -1,7 +1,7 @@
 /*
  * The model-configuration layer: config.pbtxt text ⇄ ModelConfig objects (protobuf text
  * format against a zod mirror of Triton's model_config.proto), Triton's defaults, its
- * validation rules, and the JSON form of its model-config endpoint.
+ * validation rules, and the JSON form of its model-config endpoint (and of its load API).
  */
 export { parseModelConfig } from './text-format.js';
 export { printModelConfig } from './text-format-printer.js';
@@ -11,6 +11,7 @@ export { DEFAULT_MAX_INSTANCES_PER_MODEL } from './instance-limit.js';
 export { withDefaultBatcher } from './default-batcher.js';
 export { booleanParameter, integerParameter, invalidParameter, modelParameter } from './parameters.js';
 export { modelConfigToJson, type JsonValue } from './json.js';
+export { modelConfigFromJson } from './from-json.js';
 export {
   ModelConfigSchema,
   type DataTypeName,

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { BackendRegistry } from '../backend/registry.js';
 import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
+import { emitTritiumWarning } from '../warnings.js';
 import type { ModelSource } from '../repository/model-repository.js';
 import type { InferRequest, SequenceOptions } from '../contract/inference.js';
 import type { Logger } from '../contract/logger.js';
@@ -184,7 +185,7 @@ export class ModelManager {
   private cacheFor(name: string, config: NormalizedModelConfig): ResponseCache | undefined {
     if (!config.response_cache.enable) return undefined;
     if (!this.options.responseCache) {
-      this.options.logger.warn(`model '${name}' enables response_cache, but the server has no cache (ServerOptions.responseCache): it is served uncached`);
+      emitTritiumWarning('TRITIUM_W003', `model '${name}' enables response_cache, but the server has no cache (ServerOptions.responseCache): it is served uncached`);
     }
     return this.options.responseCache;
   }
@@ -367,9 +368,9 @@ export class ModelManager {
     return removal;
   }
 
-  /** Removes a directory written for a load; one that cannot be removed is only logged. */
+  /** Removes a directory written for a load; one that cannot be removed is only warned of. */
   private async removeWritten(removeDirectory: (() => Promise<void>) | undefined): Promise<void> {
-    await removeDirectory?.().catch((error: unknown) => this.options.logger.warn(`cannot remove a model directory written for a load: ${InferenceError.from(error).message}`));
+    await removeDirectory?.().catch((error: unknown) => emitTritiumWarning('TRITIUM_W004', `cannot remove a model directory written for a load: ${InferenceError.from(error).message}`));
   }
 
   /** Drains and finalizes a version that no longer serves; `gone` when nothing replaces it. Never rejects. */

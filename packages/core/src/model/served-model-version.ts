@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Backend, BackendInstance, BackendModel, InstanceContext, ModelContext } from '../contract/backend.js';
 import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
+import { emitTritiumWarning } from '../warnings.js';
 import { submitCached, type CacheableVersion } from '../cache/cached-submit.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { failureReason } from '../observability/failure-reason.js';
@@ -15,6 +16,7 @@ import { ResponseOrder } from '../scheduling/response-order.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 import { schedulerFor } from '../scheduling/scheduler-for.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { modelFactsOf, type ModelFacts } from './model-facts.js';
 import { modelInstances } from './model-instances.js';
 import { warmUp, warmupSamples } from './model-warmup.js';
 import { RequestValidator } from './request-validator.js';
@@ -49,8 +51,8 @@ export class ServedModelVersion implements CacheableVersion {
     private readonly model: BackendModel,
     private readonly pool: InstancePool,
     readonly statistics: ModelStatisticsRecorder,
-    /** Answers zero or more responses per request (model_transaction_policy.decoupled). */
-    readonly decoupled: boolean,
+    /** What frontends read on every request, frozen at load (server.modelFacts()). */
+    readonly facts: ModelFacts,
     private readonly scheduler: Scheduler,
   ) {
     this.validator = new RequestValidator(context.config);
@@ -61,6 +63,11 @@ export class ServedModelVersion implements CacheableVersion {
 
   get version(): number {
     return this.context.version;
+  }
+
+  /** Answers zero or more responses per request (model_transaction_policy.decoupled). */
+  get decoupled(): boolean {
+    return this.facts.decoupled;
   }
 
   get description(): string | undefined {
@@ -90,7 +97,7 @@ export class ServedModelVersion implements CacheableVersion {
       throw InferenceError.from(error, 'UNAVAILABLE', where);
     }
     const statistics = new ModelStatisticsRecorder(context.name, context.version, observer);
-    const decoupled = context.config.model_transaction_policy?.decoupled ?? false;
+    const facts = modelFactsOf(context);
     const pool = new InstancePool(names.length);
     const created = await runBounded(names, INSTANCES_STARTED_AT_ONCE, (instance, i) => model.createInstance({ ...instance, health: pool.reporter(i) }));
     const instances = created.values.filter((instance) => instance !== undefined);
@@ -100,8 +107,8 @@ export class ServedModelVersion implements CacheableVersion {
       // Warmups running when one fails are waited for: finalizing must not start while another instance still warms.
       const warmed = await runBounded(instances, INSTANCES_STARTED_AT_ONCE, (instance, i) => warmUp(context, names[i]!.name, instance, samples));
       if (warmed.failure) throw warmed.failure.reason;
-      instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, decoupled, statistics)));
-      const served = new ServedModelVersion(context, model, pool, statistics, decoupled, await schedulerFor(context, pool));
+      instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, facts.decoupled, statistics)));
+      const served = new ServedModelVersion(context, model, pool, statistics, facts, await schedulerFor(context, pool));
       served.loadDurationMs = performance.now() - started;
       return served;
     } catch (error) {
@@ -170,9 +177,9 @@ export class ServedModelVersion implements CacheableVersion {
     // Every request has ended by now; this only ends the scheduler's timers and queue.
     this.scheduler.stop(new InferenceError('UNAVAILABLE', `model '${this.context.name}' version ${this.version} was unloaded`));
     if (!(await withTimeout(this.pool.idle(), deadline + graceMs - performance.now()))) {
-      process.emitWarning(
+      emitTritiumWarning(
+        'TRITIUM_W005',
         `model '${this.context.name}' version ${this.version}: an execution was still running ${graceMs} ms after the exit timeout; finalizing its instances anyway`,
-        'TritiumWarning',
       );
     }
     await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
@@ -241,6 +248,6 @@ async function finalizeAll(instances: readonly BackendInstance[], model: Backend
   const results = await Promise.allSettled(instances.map(async (instance) => instance.finalize?.()));
   results.push(...(await Promise.allSettled([(async () => model.finalize?.())()])));
   for (const result of results) {
-    if (result.status === 'rejected') process.emitWarning(`finalize failed: ${String(result.reason)}`, 'TritiumWarning');
+    if (result.status === 'rejected') emitTritiumWarning('TRITIUM_W006', `finalize failed: ${String(result.reason)}`);
   }
 }

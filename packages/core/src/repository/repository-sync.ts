@@ -1,5 +1,6 @@
 import type { LoadModelOptions } from '../contract/model-server.js';
 import { InferenceError } from '../errors.js';
+import { emitTritiumWarning } from '../warnings.js';
 import { byNameThenVersion } from '../model/model-manager.js';
 import type { ModelControlMode, ModelIndexEntry } from '../types.js';
 import { ModelChangeTracker } from './model-change-tracker.js';
@@ -97,7 +98,7 @@ export class RepositorySync {
   /** The repository unreadable (a root gone, a disk unmounted): what is loaded keeps serving until a poll reads it again. */
   private pollFailed(error: unknown): void {
     const failure = InferenceError.from(error, 'UNAVAILABLE');
-    process.emitWarning(`polling the model repository failed: ${failure.message}; loaded models keep serving`, 'TritiumWarning');
+    emitTritiumWarning('TRITIUM_W002', `polling the model repository failed: ${failure.message}; loaded models keep serving`);
     this.options.onPollFailure(failure);
   }
 

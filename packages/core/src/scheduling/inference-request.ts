@@ -4,6 +4,7 @@ import type { BackendRequest } from '../contract/backend.js';
 import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { emitTritiumWarning } from '../warnings.js';
 import { onAbort } from './abort-watch.js';
 import type { ModelOutputs } from './model-outputs.js';
 import { ResponseChannel, type ResponseOwner, type ResponseSink } from './response-channel.js';
@@ -135,7 +136,7 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
         try {
           listener();
         } catch (failure) {
-          process.emitWarning(`a cancellation listener of ${this.describe()} threw: ${String(failure)}`, 'TritiumWarning');
+          emitTritiumWarning('TRITIUM_W008', `a cancellation listener of ${this.describe()} threw: ${String(failure)}`);
         }
       }
     }

@@ -4,6 +4,7 @@ import { InferenceError } from '../errors.js';
 import { dataTypeFromConfig, type DataType } from '../tensor/datatype.js';
 import { shapeMatches, shapeToString } from '../tensor/shape.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { emitTritiumWarning } from '../warnings.js';
 
 interface OutputSpec {
   readonly datatype: DataType;
@@ -46,9 +47,9 @@ export class ModelOutputs {
     }
     if (differences.length === 0) return;
     this.warned.add(name);
-    process.emitWarning(
+    emitTritiumWarning(
+      'TRITIUM_W010',
       `model '${this.config.name}' output '${name}' has ${differences.join(' and ')}; it is passed through as it is, as Triton does (warned once per loaded model and output)`,
-      'TritiumWarning',
     );
   }
 }

@@ -3,6 +3,7 @@ import type { NormalizedModelConfig } from '../config/schema.js';
 import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
 import { describeValue } from '../tensor/convert.js';
+import { emitTritiumWarning } from '../warnings.js';
 import type { InferenceRequest } from './inference-request.js';
 import { noInstanceCanRun, type InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
@@ -47,9 +48,9 @@ export class SequenceBatchScheduler implements Scheduler {
       return;
     }
     if (result.restarted) {
-      process.emitWarning(
+      emitTritiumWarning(
+        'TRITIUM_W009',
         `model '${this.config.name}': sequence ${describeValue(sequence.id)} started again before it ended; the earlier sequence ends early, as in Triton`,
-        'TritiumWarning',
       );
     }
     request.withdraw = () => this.batcher.remove(entry);

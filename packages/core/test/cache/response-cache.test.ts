@@ -7,6 +7,7 @@ import { redisMissing, startRedis } from '../helpers/redis-server.js';
 import { TempRepository, testConfig } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
 import { newProbe, sleep, testBackend } from '../helpers/test-backend.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 const fx = useServerFixture();
 const fp32 = (...values: number[]): Tensor => ({ datatype: 'FP32', shape: [values.length], data: new Float32Array(values) });
@@ -84,13 +85,15 @@ describe('the response cache, in memory', () => {
   });
 
   it('serves a model that enables the cache uncached, with a warning, when the server has none', async () => {
+    const warnings = captureWarnings();
     const logger = recordingLogger();
     const probe = newProbe();
     const server = await fx.start({ m: { config: cached } }, { logger }, probe);
     await server.infer('m', { inputs: { INPUT0: fp32(1, 2, 3, 4) } });
     await server.infer('m', { inputs: { INPUT0: fp32(1, 2, 3, 4) } });
     expect(probe.executions).toBe(2);
-    expect(logger.lines).toEqual([expect.stringMatching(/model 'm' enables response_cache, but the server has no cache/)]);
+    expect(warnings).toEqual([{ code: 'TRITIUM_W003', message: expect.stringMatching(/model 'm' enables response_cache, but the server has no cache/) }]);
+    expect(logger.lines).toEqual([]);
   });
 
   it('refuses a cache on decoupled and sequence models at load, as Triton does', async () => {
@@ -110,8 +113,9 @@ describe('the response cache, in memory', () => {
 if (redisMissing) console.warn(`skipping the Redis cache tests: ${redisMissing}`);
 
 describe.skipIf(redisMissing)('the response cache, in Redis', () => {
-  it('is shared by two servers, and a Redis that dies turns hits into misses, never failures, logged once', async () => {
+  it('is shared by two servers, and a Redis that dies turns hits into misses, never failures, warned of once', async () => {
     const { port, process: redis } = await startRedis();
+    const warnings = captureWarnings();
     const logger = recordingLogger();
     const probes = [newProbe(), newProbe()];
     const repo = (fx.repo = await TempRepository.create({ m: { config: cached } }));
@@ -132,7 +136,7 @@ describe.skipIf(redisMissing)('the response cache, in Redis', () => {
       }
       expect(probes[1]!.executions).toBe(3);
       await sleep(50);
-      const outages = logger.lines.filter((line) => /Redis at 127\.0\.0\.1:\d+ failed/.test(line));
+      const outages = warnings.filter(({ code, message }) => code === 'TRITIUM_W011' && /Redis at 127\.0\.0\.1:\d+ failed/.test(message));
       // Each server's connection reports its own outage, once.
       expect(outages.length).toBeGreaterThanOrEqual(1);
       expect(outages.length).toBeLessThanOrEqual(2);

@@ -118,7 +118,7 @@ describe('sequence batching', () => {
     const { step } = await serve();
     await step({ id: 3, start: true }, 4);
     expect(await step({ id: 3, start: true }, 1)).toBe(1);
-    expect(warnings.join('\n')).toMatch(/sequence 3 started again before it ended/);
+    expect(warnings).toContainEqual({ code: 'TRITIUM_W009', message: expect.stringMatching(/sequence 3 started again before it ended/) });
   });
 
   it('starts from an initial state read from <model>/initial_state/<data_file>', async () => {

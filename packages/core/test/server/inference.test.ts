@@ -323,7 +323,11 @@ output { name: "OUT" data_type: TYPE_FP32 dims: [ 2 ] }`;
     const warnings = captureWarnings();
     for (let i = 0; i < 3; i++) expect((await server.infer('m', request)).outputs.OUT).toEqual(fp64);
     expect(warnings).toEqual([
-      "model 'm' output 'OUT' has datatype FP64 where the config says FP32 and shape [1,3] where the config says [2]; it is passed through as it is, as Triton does (warned once per loaded model and output)",
+      {
+        code: 'TRITIUM_W010',
+        message:
+          "model 'm' output 'OUT' has datatype FP64 where the config says FP32 and shape [1,3] where the config says [2]; it is passed through as it is, as Triton does (warned once per loaded model and output)",
+      },
     ]);
   });
 
@@ -432,7 +436,7 @@ describe('stop()', () => {
     ]);
     await server.stop();
     await outcomes;
-    expect(warnings).toEqual([expect.stringMatching(/^model 'm' version 1: an execution was still running 30 ms after the exit timeout/)]);
+    expect(warnings).toEqual([{ code: 'TRITIUM_W005', message: expect.stringMatching(/^model 'm' version 1: an execution was still running 30 ms after the exit timeout/) }]);
   });
 });
 

@@ -63,7 +63,7 @@ describe('stop()', () => {
     await server.stop();
     expect(performance.now() - started).toBeLessThan(500);
     expect((await hung).code).toBe('UNAVAILABLE');
-    expect(warnings).toEqual([expect.stringMatching(/^model 'm' version 1: an execution was still running 50 ms after the exit timeout/)]);
+    expect(warnings).toEqual([{ code: 'TRITIUM_W005', message: expect.stringMatching(/^model 'm' version 1: an execution was still running 50 ms after the exit timeout/) }]);
     expect(probe.events).toEqual(['instance m_0_0 finalized', 'model finalized', 'backend finalized']);
   });
 });
@@ -81,7 +81,7 @@ describe('a listener that throws', () => {
     await server.unloadModel('m');
     expect(states(await server.repositoryIndex())).toEqual(['m:1:UNAVAILABLE']);
     expect(probe.instancesFinalized).toEqual(['m_0_0']);
-    expect(warnings).toEqual(Array(4).fill('a modelStateChanged listener threw: Error: listener bug'));
+    expect(warnings).toEqual(Array(4).fill({ code: 'TRITIUM_W001', message: 'a modelStateChanged listener threw: Error: listener bug' }));
   });
 });
 
@@ -138,7 +138,7 @@ describe('poll mode edge cases', () => {
       await server.pollRepository();
       await server.pollRepository();
       expect(errors).toEqual([expect.stringMatching(/^NOT_FOUND: cannot read model repository/)]);
-      expect(warnings).toEqual([expect.stringMatching(/^polling the model repository failed: cannot read model repository .*; loaded models keep serving/)]);
+      expect(warnings).toEqual([{ code: 'TRITIUM_W002', message: expect.stringMatching(/^polling the model repository failed: cannot read model repository .*; loaded models keep serving/) }]);
       await expect(server.infer('m', { inputs: input })).resolves.toBeTruthy();
     } finally {
       await rename(away, fx.repo!.path);

@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { VERSION, type Logger } from '@tritium/core';
 import { parseCommandLine, type ServeOptions } from './arguments.js';
 import { commandLogger, logDestination } from './logger.js';
+import { logProcessWarnings } from './process-warnings.js';
 import { serve } from './serve.js';
 import { shutDown, stopSignal } from './shutdown.js';
 import { usage } from './usage.js';
@@ -31,6 +32,7 @@ async function run(options: ServeOptions): Promise<number> {
     process.stderr.write(`tritium: cannot open --log-file: ${(error as Error).message}\n`);
     return 1;
   }
+  logProcessWarnings(logger);
   for (const { flag, why } of options.ignored) logger.warn(`${flag} is ignored by tritium: ${why}`);
   // Listening from the start: a signal during startup stops the server as soon as it is up.
   const stop = stopSignal(logger);

@@ -2,7 +2,6 @@ import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { InferenceError, type InferenceServer, type Logger } from '@tritium/core';
 import { integerOption, listenSettings } from '../frontend-options.js';
 import type { ListenOptions, RunningFrontend } from '../listen.js';
-import { modelFacts } from '../model-facts.js';
 import { invalid } from '../wire-values.js';
 import { ApiRestrictions, type RestrictedApis } from '../restricted-api.js';
 import { attachSharedMemory, type SharedMemoryOptions } from '../shared-memory/client-shared-memory.js';
@@ -64,7 +63,7 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
   const grpcServer = new Server({ 'grpc.max_receive_message_length': maxReceive, 'grpc.max_send_message_length': maxSend });
   const shared = attachSharedMemory(server, FRONTEND, options, maxReceive);
   const release = () => shared.release();
-  const context: ServingContext = { server, memory: shared.memory, facts: modelFacts(server), closing: false };
+  const context: ServingContext = { server, memory: shared.memory, closing: false };
   const restrictions = new ApiRestrictions(FRONTEND, options.restrictedApis, RESTRICTED_PROTOCOL_HEADER_PREFIX);
   grpcServer.addService(definitions.inference, restrictService(inferenceService(context), restrictions));
   grpcServer.addService(definitions.health, restrictService(healthService(server), restrictions));

@@ -1,5 +1,6 @@
 import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { InferenceError, type InferResponse, type RunningInference } from '@tritium/core';
+import { isDecoupled } from '../decoupled-model.js';
 import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
 import type { RequestRegions } from '../shared-memory/request-regions.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
@@ -7,10 +8,7 @@ import { encodeInferResponse, type InferResponseMessage } from './infer-response
 import type { ServingContext } from './serving-context.js';
 import type { InferParameter } from './wire-parameters.js';
 
-/**
- * The ModelInfer RPC: one request, one response; a client that goes away cancels its
- * request. Once the model's facts are known, whether it is decoupled is read at once.
- */
+/** The ModelInfer RPC: one request, one response; a client that goes away cancels its request. */
 export function modelInfer(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>): Promise<InferResponseMessage> {
   const regions = context.memory.forRequest();
   return answerOnce(context, call, regions).finally(() => regions.release());
@@ -20,17 +18,13 @@ export function modelInfer(context: ServingContext, call: ServerUnaryCall<InferR
 async function answerOnce(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>, regions: RequestRegions): Promise<InferResponseMessage> {
   const decoded = decodeInferRequest(call.request, regions);
   const { model, request } = decoded;
-  const answer = (decoupled: boolean) => {
-    if (decoupled) {
-      throw new InferenceError('UNSUPPORTED', `ModelInfer RPC doesn't support models with decoupled transaction policy (model '${model}'): use ModelStreamInfer`);
-    }
-    return inferOnce(context, decoded, (running) => {
-      if (call.cancelled) running.cancel();
-      else call.once('cancelled', () => running.cancel());
-    });
-  };
-  const known = context.facts.known(model, request.modelVersion);
-  return known ? answer(known.decoupled) : context.facts.isDecoupled(model, request.modelVersion).then(answer);
+  if (isDecoupled(context.server, model, request.modelVersion)) {
+    throw new InferenceError('UNSUPPORTED', `ModelInfer RPC doesn't support models with decoupled transaction policy (model '${model}'): use ModelStreamInfer`);
+  }
+  return inferOnce(context, decoded, (running) => {
+    if (call.cancelled) running.cancel();
+    else call.once('cancelled', () => running.cancel());
+  });
 }
 
 /**
@@ -50,8 +44,8 @@ export function inferOnce(
 
 /**
  * One response to `decoded` as the client asked for it. Only outputs that ask for
- * classification or shared memory need deliverOutputs (which may wait on the model's
- * config); otherwise the response is encoded at once.
+ * classification or shared memory need deliverOutputs (which may wait on the output's
+ * labels); otherwise the response is encoded at once.
  */
 export function encodeAnswer(
   context: ServingContext,

@@ -1,5 +1,4 @@
-import { InferenceError, type LoadModelOptions } from '@tritium/core';
-import { modelConfigFromJson } from '../model-config-json.js';
+import { InferenceError, modelConfigFromJson, type LoadModelOptions } from '@tritium/core';
 import { invalid } from '../wire-values.js';
 import { parameterValue, type WireParameter } from './wire-parameters.js';
 

@@ -1,5 +1,6 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { InferenceError, type RunningInference } from '@tritium/core';
+import { isDecoupled } from '../decoupled-model.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
 import type { InferResponseMessage } from './infer-response.js';
 import { encodeAnswer, inferOnce } from './model-infer.js';
@@ -54,7 +55,7 @@ class InferStream {
   private writesHeld = false;
   /** Once-answering requests in flight, to cancel with the stream. */
   private readonly running = new Set<RunningInference>();
-  /** Cancels decoupled requests with the stream; made up front, so that it reaches a request the stream is still looking at. */
+  /** Cancels decoupled requests with the stream. */
   private readonly abort = new AbortController();
 
   constructor(
@@ -102,7 +103,7 @@ class InferStream {
     try {
       if (this.context.closing) throw new InferenceError('UNAVAILABLE', SHUTTING_DOWN);
       decoded = decodeInferRequest(message, regions);
-      if (await this.context.facts.isDecoupled(decoded.model, decoded.request.modelVersion)) {
+      if (isDecoupled(this.context.server, decoded.model, decoded.request.modelVersion)) {
         return { streamed: this.stream(message, decoded).finally(() => regions.release()) };
       }
     } catch (error) {

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { InferenceError, type InferenceServer, type InferResponse } from '@tritium/core';
-import { modelFacts } from '../model-facts.js';
+import { isDecoupled } from '../decoupled-model.js';
 import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
 import type { RequestRegions } from '../shared-memory/request-regions.js';
 import { inferenceHeaderLength } from './binary-inputs.js';
@@ -36,7 +36,7 @@ async function answer({ server, bodyLimitBytes, connections }: HttpContext, { mo
   const headerLength = inferenceHeaderLength(header, body.length);
   const request =
     header !== undefined && headerLength === 0
-      ? await rawBinaryRequest(server, model, version, body)
+      ? rawBinaryRequest(server, model, version, body)
       : await parseInferRequest(body, headerLength, header !== undefined, version, regions, bodyLimitBytes);
   const running = server.startInference(model, request.request);
   connections.cancelOnDisconnect(req, res, () => running.cancel());
@@ -44,7 +44,7 @@ async function answer({ server, bodyLimitBytes, connections }: HttpContext, { mo
   try {
     response = await running.response;
   } catch (error) {
-    throw await decoupledRefusal(server, error, model, version);
+    throw decoupledRefusal(server, error, model, version);
   }
   const outputs = plainOutputs(response, request.outputs) ?? (await deliverOutputs(server, response, request.outputs, regions));
   const encoded = encodeInferResponse(response, outputs, request);
@@ -88,8 +88,8 @@ function headersFor(jsonLength: number, binary: readonly Uint8Array[]): Outgoing
 }
 
 /** Core refuses a decoupled model on infer(); Triton's HTTP endpoint says so in its own words. */
-async function decoupledRefusal(server: InferenceServer, error: unknown, model: string, version: number | undefined): Promise<unknown> {
-  if (!(error instanceof InferenceError) || error.code !== 'UNSUPPORTED' || !(await modelFacts(server).isDecoupled(model, version))) return error;
+function decoupledRefusal(server: InferenceServer, error: unknown, model: string, version: number | undefined): unknown {
+  if (!(error instanceof InferenceError) || error.code !== 'UNSUPPORTED' || !isDecoupled(server, model, version)) return error;
   return new InferenceError(
     'UNSUPPORTED',
     `HTTP end point doesn't support models with decoupled transaction policy: model '${model}' may send any number of responses; use /generate_stream`,

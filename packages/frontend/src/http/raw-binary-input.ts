@@ -1,6 +1,5 @@
 import type { Buffer } from 'node:buffer';
 import { dataTypeFromConfig, elementByteSize, tensorFromBytes, type InferenceServer, type TensorInput } from '@tritium/core';
-import { modelFacts } from '../model-facts.js';
 import { invalid } from '../wire-values.js';
 import type { HttpInferRequest } from './infer-request.js';
 
@@ -10,8 +9,8 @@ import type { HttpInferRequest } from './infer-request.js';
  * (batch size 1, and at most one variable dimension, sized to the body). A BYTES input
  * takes the body as its one element. Every output comes back as binary data.
  */
-export async function rawBinaryRequest(server: InferenceServer, model: string, modelVersion: number | undefined, body: Buffer): Promise<HttpInferRequest> {
-  const { inputs, maxBatchSize } = await modelFacts(server).of(model, modelVersion);
+export function rawBinaryRequest(server: InferenceServer, model: string, modelVersion: number | undefined, body: Buffer): HttpInferRequest {
+  const { inputs, maxBatchSize } = server.modelFacts(model, modelVersion);
   const [input] = inputs;
   if (input === undefined || inputs.length !== 1) {
     throw invalid(`Raw request must only have 1 input (found 1) to be deduced but got ${inputs.length} inputs in '${model}' model configuration`);

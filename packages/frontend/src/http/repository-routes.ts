@@ -1,5 +1,4 @@
-import { InferenceError, type LoadModelOptions } from '@tritium/core';
-import { modelConfigFromJson } from '../model-config-json.js';
+import { InferenceError, modelConfigFromJson, type LoadModelOptions } from '@tritium/core';
 import { describe, invalid } from '../wire-values.js';
 import type { Handler } from './http-context.js';
 import { optionalJsonBody } from './request-body.js';

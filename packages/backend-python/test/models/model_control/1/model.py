@@ -11,7 +11,12 @@ class TritonPythonModel:
             name = pb_utils.get_input_tensor_by_name(request, "NAME").as_numpy()[0]
             try:
                 if op == "load":
-                    pb_utils.load_model(model_name=name)
+                    # An optional CONFIG: the load's config override, Triton's JSON form.
+                    config = pb_utils.get_input_tensor_by_name(request, "CONFIG")
+                    if config is None:
+                        pb_utils.load_model(model_name=name)
+                    else:
+                        pb_utils.load_model(model_name=name, config=config.as_numpy()[0].decode())
                 elif op == "unload":
                     pb_utils.unload_model(model_name=name.decode())
                 ready = pb_utils.is_model_ready(model_name=name, model_version=b"")

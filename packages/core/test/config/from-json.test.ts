@@ -1,16 +1,43 @@
 import { describe, expect, it } from 'vitest';
-import { modelConfigToJson } from '@tritium/core';
-import { useServerFixture } from '../../core/test/helpers/server-fixture.js';
-import { modelConfigFromJson } from '../src/model-config-json.js';
-import { accumulateModel, classifierModel, repeatModel } from './helpers/http-models.js';
+import { modelConfigFromJson, modelConfigToJson, parseModelConfig } from '@tritium/core';
+import { testConfig } from '../helpers/repository.js';
+import { useServerFixture } from '../helpers/server-fixture.js';
 
 const fx = useServerFixture();
 
+/** Models whose configs hold what the JSON form writes in more than one way: 64-bit integers as strings, uint64 map keys, enums, oneofs. */
+const MODELS = {
+  batched: {
+    config: testConfig({
+      maxBatchSize: 8,
+      extra: `dynamic_batching {
+  max_queue_delay_microseconds: 100
+  priority_levels: 2
+  default_priority_level: 1
+  default_queue_policy { timeout_action: DELAY default_timeout_microseconds: 2000 }
+  priority_queue_policy { key: 1 value { max_queue_size: 4 } }
+}`,
+    }),
+  },
+  sequence: {
+    config: testConfig({
+      maxBatchSize: 2,
+      extra: `sequence_batching {
+  oldest { max_candidate_sequences: 4 }
+  control_input { name: "START" control { kind: CONTROL_SEQUENCE_START fp32_false_true: [ 0, 1 ] } }
+  control_input { name: "CORRID" control { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } }
+  state { input_name: "STATE_IN" output_name: "STATE_OUT" data_type: TYPE_INT64 dims: [ 2 ]
+    initial_state { data_type: TYPE_INT64 dims: [ 2 ] zero_data: true name: "zeros" } }
+}`,
+    }),
+  },
+  decoupled: { config: testConfig({ behavior: 'repeat', extra: 'model_transaction_policy { decoupled: true }' }) },
+};
+
 describe('modelConfigFromJson', () => {
   it("loads back what the model-config endpoint writes (int64s as strings, enums by name), config for config", async () => {
-    const models = { acc: accumulateModel, classifier: classifierModel, repeat: repeatModel };
-    const server = await fx.start(models, { modelControlMode: 'explicit', startupModels: Object.keys(models) });
-    for (const name of Object.keys(models)) {
+    const server = await fx.start(MODELS, { modelControlMode: 'explicit', startupModels: Object.keys(MODELS) });
+    for (const name of Object.keys(MODELS)) {
       const before = await server.modelConfig(name);
       const written = JSON.stringify(modelConfigToJson(before));
       await server.loadModel(name, { config: modelConfigFromJson(written) });
@@ -27,6 +54,12 @@ describe('modelConfigFromJson', () => {
       input: [{ name: 'IN', data_type: 'TYPE_FP32', dims: [2, 3] }],
       dynamic_batching: { priority_queue_policy: { '1': { max_queue_size: 4 } } },
     });
+  });
+
+  it('takes back a uint64 maximum as the endpoint writes it: a JSON number, the double nearest it (2^64)', () => {
+    const written = JSON.stringify(modelConfigToJson(parseModelConfig('dynamic_batching { priority_levels: 18446744073709551615 }')));
+    expect(written).toContain('"priority_levels":18446744073709552000');
+    expect(modelConfigFromJson(written).dynamic_batching?.priority_levels).toBe(2 ** 64);
   });
 
   it.each([
