@@ -3,26 +3,11 @@
  * on a no-op backend: sequential, and with 64 concurrent callers.
  * Run: npx -y pnpm@10.34.9 bench:core
  */
-import { rm } from 'node:fs/promises';
-import { InferenceServer, type Tensor } from '@tritium/core';
-import type { BackendRequest } from '@tritium/core/backend';
 import { median, measureRate, table } from './measure.js';
-import { benchRepository, noopBackend, noopConfig } from './noop-backend.js';
+import { noopServing } from './noop-backend.js';
 
 const CALLS = 100_000;
-const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
-
-const noop = noopBackend();
-const repository = await benchRepository('tritium-bench-', { noop: noopConfig('max_batch_size: 8') });
-const server = await InferenceServer.start({ modelRepository: repository, backends: [noop] });
-
-const direct: BackendRequest[] = [{
-  id: '1', modelName: 'noop', modelVersion: 1, inputs: { INPUT0: input }, requestedOutputs: ['OUTPUT0'],
-  parameters: {}, batchSize: 1, priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {},
-  response: { send() {}, close() {}, fail() {} },
-}];
-const callDirect = () => noop.instance!.execute(direct);
-const callServer = () => server.infer('noop', { inputs: { INPUT0: input } });
+const { callDirect, callServer, close } = await noopServing();
 
 const rows = [];
 for (const concurrency of [1, 64]) {
@@ -51,5 +36,4 @@ for (const concurrency of [1, 64]) {
 console.log(`server.infer() vs backend execute() on a no-op backend, ${CALLS / 10} calls per round, medians of 15 alternating rounds`);
 table(rows);
 
-await server.stop();
-await rm(repository, { recursive: true, force: true });
+await close();

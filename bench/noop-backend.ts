@@ -1,7 +1,8 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Backend, BackendInstance } from '@tritium/core/backend';
+import { InferenceServer, type Tensor } from '@tritium/core';
+import type { Backend, BackendInstance, BackendRequest } from '@tritium/core/backend';
 
 /** The config of a model the no-op backend serves: FP32 INPUT0 [4] → OUTPUT0 [4], then `extra`. */
 export const noopConfig = (extra = '') => `backend: "noop"
@@ -36,4 +37,29 @@ export async function benchRepository(prefix: string, configs: Record<string, st
     await writeFile(join(repository, name, 'config.pbtxt'), config);
   }
   return repository;
+}
+
+/**
+ * A server of one no-op model, `noop` (max_batch_size 8), and the two calls the overhead
+ * benchmarks compare: the backend's execute() directly and server.infer(), on the same
+ * [1, 4] input. close() stops the server and removes its repository.
+ */
+export async function noopServing(): Promise<{ callDirect: () => Promise<unknown>; callServer: () => Promise<unknown>; close: () => Promise<void> }> {
+  const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
+  const noop = noopBackend();
+  const repository = await benchRepository('tritium-bench-', { noop: noopConfig('max_batch_size: 8') });
+  const server = await InferenceServer.start({ modelRepository: repository, backends: [noop] });
+  const direct: BackendRequest[] = [{
+    id: '1', modelName: 'noop', modelVersion: 1, inputs: { INPUT0: input }, requestedOutputs: ['OUTPUT0'],
+    parameters: {}, batchSize: 1, priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {},
+    response: { send() {}, close() {}, fail() {} },
+  }];
+  return {
+    callDirect: () => noop.instance!.execute(direct),
+    callServer: () => server.infer('noop', { inputs: { INPUT0: input } }),
+    close: async () => {
+      await server.stop();
+      await rm(repository, { recursive: true, force: true });
+    },
+  };
 }

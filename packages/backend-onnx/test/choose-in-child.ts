@@ -1,3 +1,4 @@
+import { consoleLogger } from '../../core/src/console-logger.js';
 import { DETACHED } from '../../core/test/helpers/detached.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +19,7 @@ import { fp32, mlpInput, outputsOf, request } from './helpers.js';
 const models = fileURLToPath(new URL('../models/', import.meta.url));
 const backend = onnxBackend();
 const logged: string[] = [];
-const logger = { ...DETACHED.logger, info: (message: string) => void logged.push(message) };
+const logger = { ...consoleLogger, info: (message: string) => void logged.push(message) };
 
 async function choose(name: string, artifact: string, dims: number[], input: Record<string, Tensor>) {
   const config = validateModelConfig({

@@ -126,6 +126,7 @@ export class StubCalls {
     this.stub.send({ t: 'call_result', call: frame.call, value, error });
   }
 
+  /** A pb_utils.Logger line, through the server's log: its settings apply at once, VERBOSE being a level 1 line as in Triton. */
   private log(level: string, message: string): void {
     const { logger, name } = this.context;
     const line = `model '${name}': ${message}`;

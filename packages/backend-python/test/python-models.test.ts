@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bytesElementToString, InferenceServer, type Tensor } from '@tritium/core';
+import { bytesElementToString, InferenceServer, ServerLogger, type Tensor } from '@tritium/core';
 import { pythonBackend } from '@tritium/backend-python';
 import { pythonMissing, recordingLogger, usePythonServer } from './helpers.js';
 
@@ -90,14 +90,19 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
     expect(Array.from(response.outputs.OUTPUT0!.data as Float32Array)).toEqual([2, 3, 4, 5]);
   });
 
-  it("sends pb_utils.Logger lines into the server's logger at their levels", async () => {
+  it("sends pb_utils.Logger lines into the server's logger at their levels, following a changed setting at once", async () => {
     const logger = recordingLogger();
-    const server = await python.start(['logger'], { logger });
+    const server = await python.start(['logger'], { logger: new ServerLogger({ sink: logger, settings: { log_verbose_level: 1 } }) });
     await server.infer('logger', { inputs: { INPUT0: fp32(1) } });
     expect(logger.lines).toContain("INFO model 'logger': logger: imported");
     for (const level of ['INFO', 'WARNING', 'ERROR', 'VERBOSE']) {
-      expect(logger.lines.some((line) => line.startsWith(`${level} model 'logger': `)), level).toBe(true);
+      expect(logger.lines).toContain(`${level} model 'logger': logger: execute ${level.toLowerCase()}`);
     }
+    // A VERBOSE line is a level 1 line, as in Triton; INFO off drops a model's INFO lines.
+    server.updateLogSettings({ log_verbose_level: 0, log_info: false });
+    logger.lines.length = 0;
+    await server.infer('logger', { inputs: { INPUT0: fp32(1) } });
+    expect(logger.lines).toEqual(["WARNING model 'logger': logger: execute warning", "ERROR model 'logger': logger: execute error"]);
   });
 
   it('drops outputs the request did not ask for, as Triton does', async () => {

@@ -25,10 +25,22 @@ export type { InferRequest, InferResponse, RunningInference, SequenceOptions } f
 export type { LoadModelOptions } from './contract/model-server.js';
 export type { ModelFacts } from './model/model-facts.js';
 export type { Logger } from './contract/logger.js';
+export { ServerLogger, type ServerLoggerOptions } from './observability/server-logger.js';
+export { DEFAULT_LOG_SETTINGS, type LogFormat, type LogSettings } from './observability/log-settings.js';
 /** The type of `ServerOptions.backends`; writing one is `@tritium/core/backend`'s business. */
 export type { Backend } from './contract/backend.js';
 export type { BatchStat, DurationStat, ModelStatistics } from './observability/statistics.js';
 export type { MetricsOptions } from './observability/metrics.js';
+// The request lifecycle on node:diagnostics_channel (docs/trace.md): channel names and message types.
+export {
+  REQUEST_CHANNELS,
+  type ExecutionView,
+  type RequestComputeMessage,
+  type RequestEndMessage,
+  type RequestErrorMessage,
+  type RequestStageMessage,
+  type RequestView,
+} from './observability/request-channels.js';
 export type { ResponseCacheOptions } from './cache/response-cache.js';
 
 // Model configs: config.pbtxt text ⇄ objects, Triton's defaults and rules, the JSON form (both ways).

@@ -1,9 +1,11 @@
 import { EventEmitter } from 'eventemitter3';
 import { BackendRegistry } from './backend/registry.js';
-import { consoleLogger } from './console-logger.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import { responseCacheFor } from './cache/response-cache-for.js';
 import { ServerMetrics } from './observability/metrics.js';
+import { publishRefusal } from './observability/request-publishing.js';
+import type { LogSettings } from './observability/log-settings.js';
+import { serverLoggerOf, type ServerLogger } from './observability/server-logger.js';
 import type { NormalizedModelConfig } from './config/schema.js';
 import type { InferRequest, InferResponse, RunningInference } from './contract/inference.js';
 import type { LoadModelOptions, ModelServer } from './contract/model-server.js';
@@ -44,6 +46,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     repository: ModelRepository,
     private readonly registry: BackendRegistry,
     private readonly responseCache: ResponseCache | undefined,
+    private readonly log: ServerLogger,
   ) {
     super();
     const metrics = (this.serverMetrics =
@@ -56,7 +59,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
       exitTimeoutMs: options.exitTimeoutMs ?? 30_000,
       onStateChange: (entry) => this.notify('modelStateChanged', entry),
       server: this,
-      logger: options.logger ?? consoleLogger,
+      logger: log,
       maxInstancesPerModel: options.maxInstancesPerModel ?? DEFAULT_MAX_INSTANCES_PER_MODEL,
       loadThreadCount: options.modelLoadThreadCount ?? DEFAULT_LOAD_THREAD_COUNT,
     });
@@ -98,10 +101,11 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     const repository = new ModelRepository(paths, { configName: options.modelConfigName });
     const registry = new BackendRegistry(options.backends ?? [], options.backendSettings);
     // Before the server registers anything (metrics): it may refuse its options.
-    const cache = await responseCacheFor(options.responseCache, options.logger ?? consoleLogger);
+    const log = serverLoggerOf(options.logger);
+    const cache = await responseCacheFor(options.responseCache, log);
     let server: InferenceServer;
     try {
-      server = new InferenceServer(options, mode, repository, registry, cache);
+      server = new InferenceServer(options, mode, repository, registry, cache, log);
     } catch (error) {
       await cache?.close();
       throw error;
@@ -134,8 +138,10 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
 
   /** infer() and startInference(): `running`, when given, hears of the accepted request so it can cancel it. */
   private begin(modelName: string, request: InferRequest, running: CancellableStart | undefined): Promise<InferResponse> {
+    let version: number | undefined;
     try {
       const served = this.admit(modelName, request);
+      version = served.version;
       if (served.decoupled) {
         throw new InferenceError('UNSUPPORTED', `model '${modelName}' is decoupled (zero or more responses per request): use inferStream()`);
       }
@@ -145,6 +151,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
         running?.accepted(accepted);
       });
     } catch (error) {
+      publishRefusal(modelName, version, request, error);
       return Promise.reject(error);
     }
   }
@@ -170,11 +177,18 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
    * an event).
    */
   startStream(modelName: string, request: InferRequest): AsyncGenerator<InferResponse, void, undefined> {
-    const served = this.admit(modelName, request);
-    const validated = served.validator.validate(request);
-    const sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
-    // Streams do not use the response cache (yet): see docs/response-cache.md.
-    return streamOf(served.submit(validated, sink, { bypassCache: true }), sink);
+    let version: number | undefined;
+    try {
+      const served = this.admit(modelName, request);
+      version = served.version;
+      const validated = served.validator.validate(request);
+      const sink = new StreamSink({ id: validated.id, modelName, modelVersion: served.version });
+      // Streams do not use the response cache (yet): see docs/response-cache.md.
+      return streamOf(served.submit(validated, sink, { bypassCache: true }), sink);
+    } catch (error) {
+      publishRefusal(modelName, version, request, error);
+      throw error;
+    }
   }
 
   /**
@@ -260,6 +274,20 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
   async metrics(): Promise<string> {
     if (!this.serverMetrics) throw new InferenceError('UNAVAILABLE', 'metrics are turned off (ServerOptions.metrics is false)');
     return this.serverMetrics.text();
+  }
+
+  /** The log settings now (Triton's logging extension, GET /v2/logging). */
+  logSettings(): LogSettings {
+    return this.log.settings;
+  }
+
+  /**
+   * Changes the log settings given, at once for every message after (a Python model's
+   * among them), and answers them all. A bad value or an unknown field is INVALID_ARG
+   * naming it, and nothing changes; `log_file` is UNSUPPORTED, as in Triton.
+   */
+  updateLogSettings(changes: Partial<LogSettings>): LogSettings {
+    return this.log.update(changes);
   }
 
   /**

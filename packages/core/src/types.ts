@@ -34,7 +34,12 @@ export interface ServerOptions {
   readonly metrics?: MetricsOptions | false;
   /** The response cache for models whose config enables `response_cache` (Triton's --cache-config): `local` (an in-memory LRU) or `redis`. Default none. */
   readonly responseCache?: ResponseCacheOptions;
-  /** Where models' log messages go (a Python model's pb_utils.Logger, say). Default: the console, without verbose messages. */
+  /**
+   * The server's log (its own messages and models', a Python model's pb_utils.Logger
+   * among them). A ServerLogger is used as it is: its settings are the server's
+   * (server.logSettings()). Any other Logger receives what the server's log settings let
+   * through, starting from Triton's defaults (verbose off). Default: the console.
+   */
   readonly logger?: Logger;
   /**
    * The most instances one model version may have, all its instance groups together

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LOG_SETTINGS } from '@tritium/core';
 import { DEFAULTS, parseCommandLine, UsageError, type ServeOptions } from '../src/cli/arguments.js';
 import { FIXED, FLAGS, IGNORED, UNSUPPORTED } from '../src/cli/flags.js';
 import { usage } from '../src/cli/usage.js';
@@ -38,7 +39,7 @@ describe('parseCommandLine', () => {
       grpc: { host: '0.0.0.0', port: 8001 },
       metrics: { host: '0.0.0.0', port: 8002 },
       backends: { python: { executionEnvironmentRoots: [] }, onnxruntime: {} },
-      log: { info: true, warning: true, error: true, verbose: 0, format: 'default', file: undefined },
+      log: DEFAULT_LOG_SETTINGS,
       ignored: [],
     });
     expect([DEFAULTS.httpPort, DEFAULTS.grpcPort, DEFAULTS.metricsPort]).toEqual([8000, 8001, 8002]);
@@ -202,14 +203,14 @@ describe('parseCommandLine', () => {
 
   it('reads the logging flags', () => {
     expect(serve('--model-repository=/m', '--log-verbose=2', '--log-info=false', '--log-warning=false', '--log-error=true', '--log-format=ISO8601', '--log-file=/tmp/t.log').log).toEqual({
-      info: false,
-      warning: false,
-      error: true,
-      verbose: 2,
-      format: 'ISO8601',
-      file: '/tmp/t.log',
+      log_file: '/tmp/t.log',
+      log_info: false,
+      log_warning: false,
+      log_error: true,
+      log_verbose_level: 2,
+      log_format: 'ISO8601',
     });
-    expect(serve('--model-repository=/m', '--log-verbose=true').log.verbose).toBe(1);
+    expect(serve('--model-repository=/m', '--log-verbose=true').log.log_verbose_level).toBe(1);
   });
 
   it('accepts the ignored flags, listing each with why', () => {

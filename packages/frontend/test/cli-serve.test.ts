@@ -131,6 +131,32 @@ class TritonPythonModel:
 `,
 });
 
+/** A Python model that logs a numbered line at pb_utils.Logger's INFO, WARNING and VERBOSE on each execute(), and answers OUTPUT0 = INPUT0. */
+const talkerModel = {
+  'talker/config.pbtxt': `backend: "python"
+input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
+output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
+instance_group { count: 1 kind: KIND_CPU }
+`,
+  'talker/1/model.py': `import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    calls = 0
+
+    def execute(self, requests):
+        self.calls += 1
+        logger = pb_utils.Logger
+        logger.log_info("info %d" % self.calls)
+        logger.log("verbose %d" % self.calls, logger.VERBOSE)
+        logger.log_warn("warn %d" % self.calls)
+        return [
+            pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())])
+            for r in requests
+        ]
+`,
+};
+
 const slowRequest = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] }] });
 const infer = (http: string, model: string, body: string) => fetch(`${http}/v2/models/${model}/infer`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
 const status = async (url: string) => (await fetch(url)).status;
@@ -285,6 +311,34 @@ describe('tritium', () => {
     expect(cli.text).not.toContain('TritiumWarning');
     cli.child.kill('SIGTERM');
     expect(await cli.exited).toBe(0);
+  });
+
+  it.skipIf(pythonMissing)("starts from its --log-* flags, and /v2/logging changes its own lines and a Python model's at once", async () => {
+    const root = await models('logging', talkerModel);
+    const cli = tritium('serve', `--model-repository=${root}`, ...LOOPBACK, '--log-verbose=1', '--log-format=ISO8601');
+    const { http } = await cli.services();
+    const iso = (level: string, message: string) => new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ ${level} \\d+ tritium\\] ${message}`, 'm');
+    expect(cli.text).toMatch(iso('V', "model 'talker' version 1: loading with backend 'python'"));
+    expect((await infer(http, 'talker', slowRequest)).status).toBe(200);
+    await cli.waitFor(iso('W', "model 'talker': warn 1$"));
+    expect(cli.text).toMatch(iso('I', "model 'talker': info 1$"));
+    // A Python model's VERBOSE line is a level 1 line, as in Triton.
+    expect(cli.text).toMatch(iso('V', "model 'talker': verbose 1$"));
+
+    const changed = await fetch(`${http}/v2/logging`, { method: 'POST', body: '{"log_verbose_level":0,"log_info":false,"log_format":"default"}' });
+    expect(await changed.json()).toEqual({ log_file: '', log_info: false, log_warning: true, log_error: true, log_verbose_level: 0, log_format: 'default' });
+    expect((await infer(http, 'talker', slowRequest)).status).toBe(200);
+    await cli.waitFor(/^W\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ tritium\] model 'talker': warn 2$/m);
+    expect(cli.text).not.toMatch(/info 2|verbose 2/);
+
+    await fetch(`${http}/v2/logging`, { method: 'POST', body: '{"log_verbose_level":2,"log_info":true}' });
+    expect((await infer(http, 'talker', JSON.stringify({ ...JSON.parse(slowRequest), id: 'third' }))).status).toBe(200);
+    await cli.waitFor(/^V.* model 'talker' version 1 request 'third': done$/m);
+    expect(cli.text).toMatch(/^I.* model 'talker': info 3$/m);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+    // The command's own lines follow the settings too.
+    expect(cli.text).toMatch(/^I\d{4} .* tritium\] successfully unloaded 'talker' version 1$/m);
   });
 
   it("refuses --http-max-input-size of 0 or less with Triton's line, once, and serves nothing", async () => {

@@ -100,7 +100,7 @@ describe('HTTP frontend with restricted APIs', () => {
   });
 
   it('maps each route to its category as Triton does', async () => {
-    const restrictedApis = { health: { key: 'h', value: '1' }, metadata: { key: 'm', value: '1' }, 'model-config': { key: 'c', value: '1' }, statistics: { key: 's', value: '1' }, inference: { key: 'i', value: '1' } };
+    const restrictedApis = { health: { key: 'h', value: '1' }, metadata: { key: 'm', value: '1' }, 'model-config': { key: 'c', value: '1' }, statistics: { key: 's', value: '1' }, inference: { key: 'i', value: '1' }, logging: { key: 'l', value: '1' } };
     const fx = await startHttpFixture({ simple: simpleModel }, { frontend: { restrictedApis } });
     try {
       const routes: Array<[string, string]> = [
@@ -113,12 +113,14 @@ describe('HTTP frontend with restricted APIs', () => {
         ['/v2/models/simple/stats', 's'],
         ['/v2/models/simple/infer', 'i'],
         ['/v2/models/simple/generate', 'i'],
+        ['/v2/logging', 'l'],
       ];
       for (const [path, header] of routes) {
         const res = await fetch(`${fx.url}${path}`);
         expect([path, res.status, await res.json()]).toEqual([path, 403, { error: `This API is restricted, expecting header '${header}'` }]);
       }
       expect((await fetch(`${fx.url}/v2/repository/index`, { method: 'POST' })).status).toBe(200);
+      expect((await fetch(`${fx.url}/v2/logging`, { method: 'POST', headers: { l: '1' }, body: '{"log_info":true}' })).status).toBe(200);
     } finally {
       await fx.stop();
     }
@@ -158,8 +160,8 @@ describe('gRPC frontend with restricted protocols', () => {
     expect(response.outputs).toHaveLength(1);
   });
 
-  it('ends a restricted ModelStreamInfer with UNAVAILABLE, and restricts the health check with health', async () => {
-    const client = await fx.start({ m: SIMPLE }, {}, { restrictedApis: { inference: { key: 'k', value: 'v' }, health: { key: 'h', value: 'v' } } });
+  it('ends a restricted ModelStreamInfer with UNAVAILABLE, and restricts the health check with health, LogSettings with logging', async () => {
+    const client = await fx.start({ m: SIMPLE }, {}, { restrictedApis: { inference: { key: 'k', value: 'v' }, health: { key: 'h', value: 'v' }, logging: { key: 'l', value: 'v' } } });
     const stream = client.stream();
     stream.on('error', () => {});
     stream.on('data', () => {});
@@ -171,6 +173,8 @@ describe('gRPC frontend with restricted protocols', () => {
     await expectStatus(client.check(), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-h'");
     await expectStatus(client.call('ServerReady'), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-h'");
     expect(await callWith(client.health, 'Check', { service: '' }, { 'triton-grpc-protocol-h': 'v' })).toEqual({ status: 'SERVING' });
+    await expectStatus(client.call('LogSettings'), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-l'");
+    expect((await callWith(client.inference, 'LogSettings', {}, { 'triton-grpc-protocol-l': 'v' })).settings.log_info).toEqual({ parameter_choice: 'bool_param', bool_param: true });
     expect((await client.call('ServerMetadata')).name).toBe('triton');
   });
 

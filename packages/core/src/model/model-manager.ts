@@ -5,9 +5,9 @@ import { InferenceError } from '../errors.js';
 import { emitTritiumWarning } from '../warnings.js';
 import type { ModelSource } from '../repository/model-repository.js';
 import type { InferRequest, SequenceOptions } from '../contract/inference.js';
-import type { Logger } from '../contract/logger.js';
 import type { ModelServer } from '../contract/model-server.js';
 import type { ResponseCache } from '../cache/response-cache.js';
+import type { ServerLogger } from '../observability/server-logger.js';
 import type { LatencyObserver } from '../observability/statistics.js';
 import type { ModelIndexEntry } from '../types.js';
 import { LoadSlots, lendingServer } from './load-slots.js';
@@ -41,7 +41,8 @@ export interface ModelManagerOptions {
   readonly onStateChange: (entry: ModelIndexEntry) => void;
   /** Handed to every model, for models that call others. */
   readonly server: ModelServer;
-  readonly logger: Logger;
+  /** The server's log: models get it as their logger, and their load steps are verbose lines in it. */
+  readonly logger: ServerLogger;
   /** Takes each loaded version's per-request latencies, when metrics need them. */
   readonly observerFor?: (model: string, version: number) => LatencyObserver | undefined;
   /** The server's response cache, for models whose config enables response_cache. */
@@ -289,7 +290,7 @@ export class ModelManager {
         const server = lendingServer(this.options.server, turn);
         const context = { ...files, name: source.name, config: resolved.config, server, logger: this.options.logger };
         const observer = this.options.observerFor?.(source.name, files.version);
-        return turn.run(() => ServedModelVersion.load(resolved.backend, context, this.options.maxInstancesPerModel, observer));
+        return turn.run(() => ServedModelVersion.load(resolved.backend, context, this.options.maxInstancesPerModel, this.options.logger, observer));
       }),
     );
     const failures = loaded.flatMap((result, i) =>

@@ -6,6 +6,9 @@ import { emitTritiumWarning } from '../warnings.js';
 import { submitCached, type CacheableVersion } from '../cache/cached-submit.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { failureReason } from '../observability/failure-reason.js';
+import { requestEndChannel, requestErrorChannel, requestQueueChannel, requestStartChannel } from '../observability/request-channels.js';
+import { publishEnd, publishStage, publishStart } from '../observability/request-publishing.js';
+import type { ServerLogger } from '../observability/server-logger.js';
 import { ModelStatisticsRecorder, type LatencyObserver } from '../observability/statistics.js';
 import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
@@ -54,6 +57,7 @@ export class ServedModelVersion implements CacheableVersion {
     /** What frontends read on every request, frozen at load (server.modelFacts()). */
     readonly facts: ModelFacts,
     private readonly scheduler: Scheduler,
+    private readonly log: ServerLogger,
   ) {
     this.validator = new RequestValidator(context.config);
     this.outputs = new ModelOutputs(context.config);
@@ -83,13 +87,15 @@ export class ServedModelVersion implements CacheableVersion {
   /**
    * Creates the backend model and every instance of every instance group (at most
    * `maxInstances`, a few at a time); `observer` takes per-request latencies for metrics.
+   * Each step is a verbose line of level 1 in `log`, each request two of level 2.
    */
-  static async load(backend: Backend, context: ModelContext, maxInstances: number, observer?: LatencyObserver): Promise<ServedModelVersion> {
+  static async load(backend: Backend, context: ModelContext, maxInstances: number, log: ServerLogger, observer?: LatencyObserver): Promise<ServedModelVersion> {
     const started = performance.now();
     const where = `model '${context.name}' version ${context.version}`;
     // Built first: a bad sample or too many instances fails the load before anything starts.
     const samples = await warmupSamples(context);
     const names = modelInstances(backend, context, maxInstances);
+    log.verbose(`${where}: loading with backend '${backend.name}', instances ${names.map(describeInstance).join(', ')}`);
     let model: BackendModel;
     try {
       model = await backend.createModel(context);
@@ -105,11 +111,14 @@ export class ServedModelVersion implements CacheableVersion {
       if (created.failure) throw InferenceError.from(created.failure.reason, 'UNAVAILABLE', `${where}: creating an instance`);
       // Every instance is warmed before the version serves (Triton's model_warmup).
       // Warmups running when one fails are waited for: finalizing must not start while another instance still warms.
+      log.verbose(`${where}: ${instances.length} instance(s) created${samples.length > 0 ? `, warming up with ${samples.length} sample(s)` : ''}`);
       const warmed = await runBounded(instances, INSTANCES_STARTED_AT_ONCE, (instance, i) => warmUp(context, names[i]!.name, instance, samples));
       if (warmed.failure) throw warmed.failure.reason;
       instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, facts.decoupled, statistics)));
-      const served = new ServedModelVersion(context, model, pool, statistics, facts, await schedulerFor(context, pool));
+      const scheduler = await schedulerFor(context, pool);
+      const served = new ServedModelVersion(context, model, pool, statistics, facts, scheduler, log);
       served.loadDurationMs = performance.now() - started;
+      log.verbose(`${where}: scheduled by ${scheduler.constructor.name}; loaded in ${served.loadDurationMs.toFixed(1)} ms`);
       return served;
     } catch (error) {
       await finalizeAll(instances, model);
@@ -132,6 +141,8 @@ export class ServedModelVersion implements CacheableVersion {
   accept(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
     const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd, this.outputs);
     this.outstanding.add(accepted);
+    if (requestStartChannel.hasSubscribers) publishStart(accepted);
+    if (this.log.isVerbose(2)) this.log.verbose(`${accepted.describe()}: accepted (batch size ${accepted.batchSize})`, 2);
     return accepted;
   }
 
@@ -142,6 +153,7 @@ export class ServedModelVersion implements CacheableVersion {
   }
 
   enqueue(accepted: InferenceRequest): InferenceRequest {
+    if (requestQueueChannel.hasSubscribers) publishStage(requestQueueChannel, accepted);
     this.scheduler.enqueue(accepted);
     return accepted;
   }
@@ -168,6 +180,8 @@ export class ServedModelVersion implements CacheableVersion {
    */
   async unload(deadline: number, graceMs: number): Promise<void> {
     this.unloading = true;
+    const where = `model '${this.context.name}' version ${this.version}`;
+    this.log.verbose(`${where}: unloading, ${this.outstanding.size} request(s) in flight`);
     const drained = this.scheduler.drain().then(() => this.idle());
     if (!(await withTimeout(drained, deadline - performance.now()))) {
       for (const request of [...this.outstanding]) {
@@ -184,6 +198,7 @@ export class ServedModelVersion implements CacheableVersion {
     }
     await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
     this.statistics.close();
+    this.log.verbose(`${where}: unloaded`);
   }
 
   /** Requests accepted and not yet executing (Triton's nv_inference_pending_request_count). */
@@ -211,6 +226,7 @@ export class ServedModelVersion implements CacheableVersion {
 
   private readonly onEnd = (request: InferenceRequest, error?: InferenceError): void => {
     this.outstanding.delete(request);
+    if (this.log.isVerbose(2)) this.log.verbose(`${request.describe()}: ${error ? `failed: ${error.message}` : 'done'}`, 2);
     // A response sent from execute's result ends when execute did; a later one (decoupled, a cancellation) ends now.
     const end = request.executeEnd || performance.now();
     const hitLookup = this.cacheHits.size > 0 ? this.cacheHits.get(request) : undefined;
@@ -219,12 +235,18 @@ export class ServedModelVersion implements CacheableVersion {
     // As Triton: a hit is a success, but no inference (inference_count counts what models ran).
     else if (hitLookup !== undefined) this.statistics.recordCacheHit(hitLookup, end);
     else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end);
+    if (requestEndChannel.hasSubscribers || requestErrorChannel.hasSubscribers) publishEnd(request, error, end, hitLookup !== undefined);
     if (this.outstanding.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();
     }
   };
+}
+
+/** An instance as a load's verbose line names it: `model_0 (KIND_CPU)`, `model_0 (KIND_GPU 1)`. */
+function describeInstance({ name, kind, deviceId }: Omit<InstanceContext, 'health'>): string {
+  return `${name} (${kind}${deviceId === undefined ? '' : ` ${deviceId}`})`;
 }
 
 /** A sink that records, for the statistics' observer, how long the first response took from now. */

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Backend, ModelContext } from '../contract/backend.js';
 import type { NormalizedEnsembleScheduling } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
+import { startStep } from '../observability/request-publishing.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { InferenceRequest } from './inference-request.js';
 import type { Scheduler } from './scheduler.js';
@@ -192,13 +193,14 @@ export class EnsembleScheduler implements Scheduler {
         const handle = { cancel: () => controller.abort() };
         running.add(handle);
         try {
-          for await (const response of this.context.server.inferStream(step.model_name, { ...stepRequest, signal: controller.signal })) fork(renamed(response.outputs));
+          const responses = startStep(request, () => this.context.server.inferStream(step.model_name, { ...stepRequest, signal: controller.signal }));
+          for await (const response of responses) fork(renamed(response.outputs));
         } finally {
           running.delete(handle);
         }
         return;
       }
-      const started = this.context.server.startInference(step.model_name, stepRequest);
+      const started = startStep(request, () => this.context.server.startInference(step.model_name, stepRequest));
       running.add(started);
       let response;
       try {

@@ -3,6 +3,8 @@ import type { BatchBuffers } from '../backend/batch-buffers.js';
 import type { BackendRequest } from '../contract/backend.js';
 import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
+import type { RequestView } from '../observability/request-channels.js';
+import type { ObservedRequest } from '../observability/request-publishing.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { emitTritiumWarning } from '../warnings.js';
 import { onAbort } from './abort-watch.js';
@@ -33,7 +35,7 @@ export interface ValidatedRequest {
  * cancellation: the caller's AbortSignal fails it at once (a deadline is an
  * `AbortSignal.timeout()`), and a scheduler skips a request whose response has ended.
  */
-export class InferenceRequest implements BackendRequest, ResponseOwner {
+export class InferenceRequest implements BackendRequest, ResponseOwner, ObservedRequest {
   readonly response: ResponseChannel;
   /** performance.now() at arrival, for queue-time statistics. */
   readonly arrivalTime = performance.now();
@@ -53,6 +55,8 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
    * V8 then allocated them straight into the old generation (a third of a batching run's time in GC).
    */
   withdraw: ((request: InferenceRequest) => void) | undefined = undefined;
+  /** What the request channels report it as; made only when a channel has a subscriber. */
+  channelView: RequestView | undefined = undefined;
   private cancelled = false;
   private cancelListeners: Set<() => void> | undefined = undefined;
   private readonly stopWatchingSignal: (() => void) | undefined;
@@ -108,6 +112,11 @@ export class InferenceRequest implements BackendRequest, ResponseOwner {
 
   get isCancelled(): boolean {
     return this.cancelled;
+  }
+
+  /** The request the channels report an execution of this for: itself (a sequence step's is its caller's). */
+  get observed(): ObservedRequest {
+    return this;
   }
 
   onCancel(listener: () => void): () => void {

@@ -2,6 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { BackendInstance, BackendRequest, ExecuteResult, ResponseSender } from '../contract/backend.js';
 import { BatchBuffers, type LendingRequest } from '../backend/batch-buffers.js';
 import { InferenceError } from '../errors.js';
+import { requestComputeEndChannel, requestComputeStartChannel, type ExecutionView } from '../observability/request-channels.js';
+import { publishCompute, type ExecutedRequest } from '../observability/request-publishing.js';
 import type { ModelStatisticsRecorder } from '../observability/statistics.js';
 import type { Tensor } from '../tensor/tensor.js';
 
@@ -10,7 +12,7 @@ import type { Tensor } from '../tensor/tensor.js';
  * tells whether a response reached its caller. An InferenceRequest is one; a sequence
  * step (an InferenceRequest with its control and state inputs) is another.
  */
-export interface ScheduledRequest extends BackendRequest, LendingRequest {
+export interface ScheduledRequest extends BackendRequest, LendingRequest, ExecutedRequest {
   executeStart: number;
   executeEnd: number;
   describe(): string;
@@ -62,6 +64,8 @@ export class InstanceRunner {
       request.executeStart = start;
       request.batchBuffers = buffers;
     }
+    let execution: ExecutionView | undefined;
+    if (requestComputeStartChannel.hasSubscribers) execution = publishCompute(requestComputeStartChannel, requests, start);
     // As Triton's backends do, an execution counts in the statistics only when a request in it succeeded.
     let succeeded = false;
     let end = start;
@@ -69,6 +73,7 @@ export class InstanceRunner {
     try {
       results = await this.instance.execute(requests);
       end = performance.now();
+      if (requestComputeEndChannel.hasSubscribers) publishCompute(requestComputeEndChannel, requests, end, execution);
       if (results) {
         for (const request of requests) request.executeEnd = end;
         succeeded = this.deliver(requests, results);
@@ -78,6 +83,7 @@ export class InstanceRunner {
         this.failAll(requests, 'backend returned no responses');
       }
     } catch (error) {
+      if (requestComputeEndChannel.hasSubscribers) publishCompute(requestComputeEndChannel, requests, performance.now(), execution);
       for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
     } finally {
       if (buffers) this.giveBack(requests, buffers, results);

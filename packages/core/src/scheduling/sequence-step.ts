@@ -1,6 +1,7 @@
 import type { BatchBuffers } from '../backend/batch-buffers.js';
 import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
+import type { ObservedRequest } from '../observability/request-publishing.js';
 import { createTensorData } from '../tensor/data.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { InferenceRequest, RequestParameters } from './inference-request.js';
@@ -86,6 +87,10 @@ export class SequenceStep implements ScheduledRequest {
 
   get isCancelled(): boolean {
     return !this.emptySlot && this.request.isCancelled;
+  }
+
+  get observed(): ObservedRequest | undefined {
+    return this.emptySlot ? undefined : this.request;
   }
 
   onCancel(listener: () => void): () => void {

@@ -1,12 +1,12 @@
 import type { ModelContext, ModelServer } from '@tritium/core/backend';
-import { consoleLogger } from '../../src/console-logger.js';
+import { serverLoggerOf, type ServerLogger } from '../../src/observability/server-logger.js';
 
 const refuse = (): never => {
   throw new Error('no server: the model was loaded directly');
 };
 
-/** What a model loaded without a server gets in its context: a server that refuses every call, and the console. */
-export const DETACHED: Pick<ModelContext, 'server' | 'logger'> = {
+/** What a model loaded without a server gets in its context: a server that refuses every call, and the console (as a server logs by default). */
+export const DETACHED: Pick<ModelContext, 'server'> & { readonly logger: ServerLogger } = {
   server: {
     infer: async () => refuse(),
     startInference: refuse,
@@ -16,5 +16,5 @@ export const DETACHED: Pick<ModelContext, 'server' | 'logger'> = {
     isModelReady: async () => false,
     modelConfig: async () => refuse(),
   } satisfies ModelServer,
-  logger: consoleLogger,
+  logger: serverLoggerOf(undefined),
 };

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { MetricsOptions, ModelControlMode, ResponseCacheOptions, ServerOptions } from '@tritium/core';
+import type { LogSettings, MetricsOptions, ModelControlMode, ResponseCacheOptions, ServerOptions } from '@tritium/core';
 import type { ListenOptions } from '../listen.js';
 import { DEFAULT_METRICS_PORT } from '../metrics/metrics-frontend.js';
 import type { SharedMemoryOptions } from '../shared-memory/client-shared-memory.js';
@@ -20,17 +20,6 @@ export const DEFAULTS = {
   exitTimeoutSecs: 30,
 } as const;
 
-export interface LogSettings {
-  readonly info: boolean;
-  readonly warning: boolean;
-  readonly error: boolean;
-  /** 0: no verbose messages; 1 and up: all of them. */
-  readonly verbose: number;
-  readonly format: 'default' | 'ISO8601';
-  /** Where lines go instead of standard error. */
-  readonly file?: string;
-}
-
 export interface ServeOptions {
   /** For InferenceServer.start(), less what the command adds (the backend settings, logger). */
   readonly server: Omit<ServerOptions, 'backends' | 'backendSettings' | 'logger'> & { readonly exitTimeoutMs: number };
@@ -40,6 +29,7 @@ export interface ServeOptions {
   readonly metrics?: ListenOptions;
   /** What --backend-config gives the official backends (the server's backendSettings). */
   readonly backends: BackendSettings;
+  /** The --log-* flags, as the server's log starts (its ServerLogger). */
   readonly log: LogSettings;
   /** The ignored flags (and --backend-config settings) given, each with why ignoring it is harmless (the command warns of them). */
   readonly ignored: ReadonlyArray<{ readonly flag: string; readonly why: string }>;
@@ -299,12 +289,12 @@ function logSettings(given: GivenFlags): LogSettings {
   const format = given.last('log-format');
   if (format !== undefined && format !== 'default' && format !== 'ISO8601') throw new UsageError(`--log-format must be default or ISO8601, got '${format}'`);
   return {
-    info: given.boolean('log-info') ?? true,
-    warning: given.boolean('log-warning') ?? true,
-    error: given.boolean('log-error') ?? true,
-    verbose: verbose === undefined ? 0 : /^(true|false)$/i.test(verbose) ? Number(verbose.toLowerCase() === 'true') : parseInteger('log-verbose', verbose, 0, 2 ** 31 - 1),
-    format: format ?? 'default',
-    file: given.last('log-file'),
+    log_file: given.last('log-file') ?? '',
+    log_info: given.boolean('log-info') ?? true,
+    log_warning: given.boolean('log-warning') ?? true,
+    log_error: given.boolean('log-error') ?? true,
+    log_verbose_level: verbose === undefined ? 0 : /^(true|false)$/i.test(verbose) ? Number(verbose.toLowerCase() === 'true') : parseInteger('log-verbose', verbose, 0, 2 ** 31 - 1),
+    log_format: format ?? 'default',
   };
 }
 

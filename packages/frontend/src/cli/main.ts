@@ -1,7 +1,6 @@
 import { pathToFileURL } from 'node:url';
-import { VERSION, type Logger } from '@tritium/core';
+import { ServerLogger, VERSION } from '@tritium/core';
 import { parseCommandLine, type ServeOptions } from './arguments.js';
-import { commandLogger, logDestination } from './logger.js';
 import { logProcessWarnings } from './process-warnings.js';
 import { serve } from './serve.js';
 import { shutDown, stopSignal } from './shutdown.js';
@@ -25,9 +24,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 /** Serves until the first SIGTERM or SIGINT, then shuts down gracefully. */
 async function run(options: ServeOptions): Promise<number> {
-  let logger: Logger;
+  // The server's log too (serve() hands it over): /v2/logging changes the command's lines as well.
+  let logger: ServerLogger;
   try {
-    logger = commandLogger(options.log, logDestination(options.log.file));
+    logger = new ServerLogger({ settings: options.log });
   } catch (error) {
     process.stderr.write(`tritium: cannot open --log-file: ${(error as Error).message}\n`);
     return 1;

@@ -24,7 +24,8 @@ export interface RunningService {
  * list), with what --backend-config gives it; logs its models as Triton's
  * table, then starts each service allowed (Triton's order: gRPC, HTTP, metrics), logging
  * `Started <service> at <host>:<port>`. If one fails to start, the others and the server
- * are stopped and the error says which.
+ * are stopped and the error says which. `logger` becomes the server's log: the command
+ * passes its ServerLogger, so that /v2/logging changes the command's lines too.
  */
 export async function serve(options: ServeOptions, logger: Logger): Promise<RunningService> {
   const server = await InferenceServer.start({ ...options.server, backendSettings: options.backends, logger });

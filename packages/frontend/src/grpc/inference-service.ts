@@ -4,6 +4,7 @@ import { modelVersion } from '../model-version.js';
 import { serverMetadata } from '../server-metadata.js';
 import { cudaRegisterRefusal } from '../shared-memory/client-shared-memory.js';
 import type { InferRequestMessage } from './infer-request.js';
+import { logSettingsRpc } from './log-settings-rpc.js';
 import { modelInfer } from './model-infer.js';
 import { checkUnloadParameters, loadOptions } from './repository-parameters.js';
 import type { ServingContext } from './serving-context.js';
@@ -88,13 +89,11 @@ export function inferenceService(context: ServingContext): UntypedServiceImpleme
       memory.checkAllowed();
       return {};
     }),
-    // As a Triton built without tracing or dynamic logging answers.
+    // As a Triton built without tracing answers.
     TraceSetting: unary(() => {
       throw new InferenceError('UNAVAILABLE', 'the server does not support trace');
     }),
-    LogSettings: unary(() => {
-      throw new InferenceError('UNAVAILABLE', 'the server does not support dynamic logging');
-    }),
+    LogSettings: unary<{ settings: Readonly<Record<string, WireParameter>> }, unknown>(({ request }) => logSettingsRpc(server, request)),
   };
 }
 

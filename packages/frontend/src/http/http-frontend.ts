@@ -12,6 +12,7 @@ import { generate } from './generate.js';
 import type { HttpContext } from './http-context.js';
 import { HttpError } from './http-errors.js';
 import { infer } from './infer-handler.js';
+import { logging } from './logging-route.js';
 import { allStatistics, health, modelInformation, serverInformation } from './model-routes.js';
 import { repositoryControl, repositoryIndex } from './repository-routes.js';
 import { sendError } from './responses.js';
@@ -77,6 +78,8 @@ async function respond(context: HttpContext, restrictions: ApiRestrictions, req:
         return await health(context, route, req, res);
       case 'statistics':
         return await allStatistics(context, route, req, res);
+      case 'logging':
+        return await logging(context, route, req, res);
       case 'repository-index':
         return await repositoryIndex(context, route, req, res);
       case 'repository-control':

@@ -11,6 +11,7 @@ export type Route =
   | { readonly kind: 'server-metadata' }
   | { readonly kind: 'health'; readonly probe: 'live' | 'ready' }
   | { readonly kind: 'statistics' }
+  | { readonly kind: 'logging' }
   | { readonly kind: 'model'; readonly action: ModelAction; readonly model: string; readonly version: number | undefined }
   | { readonly kind: 'repository-index' }
   | { readonly kind: 'repository-control'; readonly action: 'load' | 'unload'; readonly model: string; readonly repository: string | undefined }
@@ -35,7 +36,9 @@ export function routeOf(method: string | undefined, url: string | undefined): Ro
 
 /** A route asked for with another method than its own is 405, as in Triton. */
 export function checkMethod(route: Route, method: string | undefined, url: string | undefined): void {
-  const expected = methodOf(route);
+  // /v2/logging reads with GET and changes with POST.
+  if (route.kind === 'logging' && (method === 'GET' || method === 'POST')) return;
+  const expected = route.kind === 'logging' ? 'GET, POST' : methodOf(route);
   if (method !== expected) throw new HttpError(405, `Method Not Allowed: ${pathOf(url)} takes ${expected}, got ${method}`, { allow: expected });
 }
 
@@ -48,6 +51,8 @@ export function categoryOf(route: Route): RestrictedCategory {
       return 'health';
     case 'statistics':
       return 'statistics';
+    case 'logging':
+      return 'logging';
     case 'repository-index':
     case 'repository-control':
       return 'model-repository';
@@ -91,6 +96,8 @@ function parse(parts: string[]): Route | undefined {
       return rest === 1 && (parts[3] === 'live' || parts[3] === 'ready') ? { kind: 'health', probe: parts[3] } : undefined;
     case 'models':
       return parts[3] === 'stats' && rest === 1 ? { kind: 'statistics' } : modelRoute(parts);
+    case 'logging':
+      return rest === 0 ? { kind: 'logging' } : undefined;
     case 'repository':
       return repositoryRoute(parts.slice(3));
     case 'systemsharedmemory':

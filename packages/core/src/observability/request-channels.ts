@@ -1,0 +1,85 @@
+import { channel } from 'node:diagnostics_channel';
+import type { InferenceError, InferenceErrorCode } from '../errors.js';
+
+/**
+ * Tritium's request lifecycle on `node:diagnostics_channel`, named as undici names its
+ * own (`undici:request:create`): an application's APM subscribes by name, with no server
+ * option. Channels are global by name, so every copy of core (ESM and CJS) publishes to
+ * the same ones. Publishers check `hasSubscribers` first: with no subscriber no message is built.
+ */
+export const REQUEST_CHANNELS = {
+  /** Triton's REQUEST_START: the server took the request (or refused it at the door). */
+  start: 'tritium:request:start',
+  /** QUEUE_START: handed to its model's scheduler (not for an answer from the response cache). */
+  queue: 'tritium:request:queue',
+  /** COMPUTE_START: a backend instance began executing the batch the request is in. */
+  computeStart: 'tritium:request:compute:start',
+  /** COMPUTE_END: that execution returned. */
+  computeEnd: 'tritium:request:compute:end',
+  /** The request failed; published just before its end. */
+  error: 'tritium:request:error',
+  /** REQUEST_END: the last response or the error went out. */
+  end: 'tritium:request:end',
+} as const;
+
+/**
+ * Who a request is, the same object in every message of one request, so a subscriber can
+ * keep its own state for the request in a WeakMap keyed by it. Times are `performance.now()`
+ * milliseconds (add `performance.timeOrigin` for epoch milliseconds).
+ */
+export interface RequestView {
+  /** Numbers the requests this copy of core reported, as Triton's trace `id`. */
+  readonly serial: number;
+  /** The ensemble request this one is a step of (Triton's trace `parent_id`), when it is one. */
+  readonly parent: RequestView | undefined;
+  /** The caller's request id ('' when none; an ensemble's steps carry the ensemble's). */
+  readonly id: string;
+  readonly modelName: string;
+  /** Undefined only for a request refused before a version was chosen (no such model). */
+  readonly modelVersion: number | undefined;
+  /** 0 for a request refused before its inputs were checked. */
+  readonly batchSize: number;
+  readonly priority: number;
+  readonly arrivalTime: number;
+}
+
+/** A stage of a request: start and queue. */
+export interface RequestStageMessage {
+  readonly request: RequestView;
+  readonly time: number;
+}
+
+/** The execution a request is part of: one object for every request of a batch. */
+export interface ExecutionView {
+  /** The batch size the backend ran: the sum of its requests' batch sizes. */
+  readonly batchSize: number;
+  /** How many requests the execution holds. */
+  readonly requestCount: number;
+}
+
+/** compute:start and compute:end, once for each request of the execution. */
+export interface RequestComputeMessage extends RequestStageMessage {
+  readonly execution: ExecutionView;
+}
+
+export interface RequestErrorMessage extends RequestStageMessage {
+  readonly error: InferenceError;
+}
+
+export interface RequestEndMessage extends RequestStageMessage {
+  readonly outcome: 'success' | InferenceErrorCode;
+  /** Answered from the response cache without running the model. */
+  readonly cached: boolean;
+  readonly totalMs: number;
+  /** From arrival to the start of its execution; undefined when it never executed. */
+  readonly queueMs: number | undefined;
+  /** From the start of its execution to its end; undefined when it never executed. */
+  readonly computeMs: number | undefined;
+}
+
+export const requestStartChannel = channel(REQUEST_CHANNELS.start);
+export const requestQueueChannel = channel(REQUEST_CHANNELS.queue);
+export const requestComputeStartChannel = channel(REQUEST_CHANNELS.computeStart);
+export const requestComputeEndChannel = channel(REQUEST_CHANNELS.computeEnd);
+export const requestErrorChannel = channel(REQUEST_CHANNELS.error);
+export const requestEndChannel = channel(REQUEST_CHANNELS.end);

@@ -1,0 +1,121 @@
+import type { Channel } from 'node:diagnostics_channel';
+import { performance } from 'node:perf_hooks';
+import type { InferRequest } from '../contract/inference.js';
+import { InferenceError } from '../errors.js';
+import {
+  requestEndChannel,
+  requestErrorChannel,
+  requestStartChannel,
+  type ExecutionView,
+  type RequestEndMessage,
+  type RequestView,
+} from './request-channels.js';
+
+/**
+ * Builds and publishes the request channels' messages (request-channels.ts). Callers
+ * check the channel's `hasSubscribers` before calling, so that with no subscriber
+ * nothing here runs.
+ */
+
+/** What publishing reads of an accepted request (an InferenceRequest): what its view shows, and where it keeps the view. */
+export interface ObservedRequest extends Omit<RequestView, 'serial' | 'parent'> {
+  readonly executeStart: number;
+  channelView: RequestView | undefined;
+}
+
+/** A request of an execution: the request it reports for (none for an empty slot of a sequence batch), and its part of the batch. */
+export interface ExecutedRequest {
+  readonly observed: ObservedRequest | undefined;
+  readonly batchSize: number;
+}
+
+let serials = 0;
+/** The ensemble request whose step the server is starting now (startStep), taken by the step's start. */
+let stepParent: RequestView | undefined;
+
+/**
+ * Runs `start`, which starts one step of the ensemble request `parent` through the server,
+ * so that the step's request names `parent` as its parent: the server accepts (or refuses)
+ * a request synchronously, before `start` returns.
+ */
+export function startStep<T>(parent: ObservedRequest, start: () => T): T {
+  if (!requestStartChannel.hasSubscribers) return start();
+  const outer = stepParent;
+  stepParent = viewOf(parent);
+  try {
+    return start();
+  } finally {
+    stepParent = outer;
+  }
+}
+
+/** tritium:request:start for an accepted request. */
+export function publishStart(request: ObservedRequest): void {
+  const parent = stepParent;
+  // Taken by the step's own request: a request that the step starts in turn is no step of the ensemble.
+  stepParent = undefined;
+  const view = newView(request, parent);
+  request.channelView = view;
+  requestStartChannel.publish({ request: view, time: request.arrivalTime });
+}
+
+/** A stage with nothing but its time (queue). */
+export function publishStage(channel: Channel, request: ObservedRequest): void {
+  channel.publish({ request: viewOf(request), time: performance.now() });
+}
+
+/** compute:start or compute:end for each request of an execution; returns the execution, for its other end. */
+export function publishCompute(channel: Channel, requests: readonly ExecutedRequest[], time: number, execution = executionOf(requests)): ExecutionView {
+  for (const { observed } of requests) {
+    if (observed) channel.publish({ request: viewOf(observed), time, execution });
+  }
+  return execution;
+}
+
+/** tritium:request:error (when it failed), then tritium:request:end. */
+export function publishEnd(request: ObservedRequest, error: InferenceError | undefined, time: number, cached: boolean): void {
+  const view = viewOf(request);
+  if (error && requestErrorChannel.hasSubscribers) requestErrorChannel.publish({ request: view, time, error });
+  if (!requestEndChannel.hasSubscribers) return;
+  const executed = !cached && request.executeStart > 0;
+  const message: RequestEndMessage = {
+    request: view,
+    time,
+    outcome: error ? error.code : 'success',
+    cached,
+    totalMs: time - request.arrivalTime,
+    queueMs: executed ? request.executeStart - request.arrivalTime : undefined,
+    computeMs: executed ? time - request.executeStart : undefined,
+  };
+  requestEndChannel.publish(message);
+}
+
+/**
+ * A request the server refused before accepting it (no such model, invalid inputs, a
+ * stopping server): start, error and end at once, so that every start has its end.
+ */
+export function publishRefusal(modelName: string, modelVersion: number | undefined, request: InferRequest | undefined, error: unknown): void {
+  if (!requestStartChannel.hasSubscribers && !requestErrorChannel.hasSubscribers && !requestEndChannel.hasSubscribers) return;
+  const time = performance.now();
+  const id = typeof request?.id === 'string' ? request.id : '';
+  const priority = typeof request?.priority === 'number' ? request.priority : 0;
+  const refused: ObservedRequest = { modelName, modelVersion, id, batchSize: 0, priority, arrivalTime: time, executeStart: 0, channelView: undefined };
+  if (requestStartChannel.hasSubscribers) publishStart(refused);
+  publishEnd(refused, InferenceError.from(error), time, false);
+}
+
+/** The request's view, made now if no start was published for it (a subscriber that came later: its parent is not known). */
+function viewOf(request: ObservedRequest): RequestView {
+  return (request.channelView ??= newView(request, undefined));
+}
+
+function newView(request: ObservedRequest, parent: RequestView | undefined): RequestView {
+  const { id, modelName, modelVersion, batchSize, priority, arrivalTime } = request;
+  return { serial: ++serials, parent, id, modelName, modelVersion, batchSize, priority, arrivalTime };
+}
+
+function executionOf(requests: readonly ExecutedRequest[]): ExecutionView {
+  let batchSize = 0;
+  for (const request of requests) batchSize += request.batchSize;
+  return { batchSize, requestCount: requests.length };
+}
