@@ -3,7 +3,7 @@
  * no subscriber, and a subscriber on every channel, in alternating rounds, beside the
  * backend's execute() called directly (the baseline of core-overhead.ts, so the
  * no-subscriber ratio compares with its figure).
- * Run: npx tsx bench/request-channels.ts
+ * Run: npx -y pnpm@10.34.9 bench:channels
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { REQUEST_CHANNELS } from '@tritium/core';
