@@ -42,9 +42,9 @@ export async function benchRepository(prefix: string, configs: Record<string, st
 /**
  * A server of one no-op model, `noop` (max_batch_size 8), and the two calls the overhead
  * benchmarks compare: the backend's execute() directly and server.infer(), on the same
- * [1, 4] input. close() stops the server and removes its repository.
+ * [1, 4] input, and the server itself. close() stops the server and removes its repository.
  */
-export async function noopServing(): Promise<{ callDirect: () => Promise<unknown>; callServer: () => Promise<unknown>; close: () => Promise<void> }> {
+export async function noopServing(): Promise<{ server: InferenceServer; callDirect: () => Promise<unknown>; callServer: () => Promise<unknown>; close: () => Promise<void> }> {
   const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
   const noop = noopBackend();
   const repository = await benchRepository('tritium-bench-', { noop: noopConfig('max_batch_size: 8') });
@@ -55,6 +55,7 @@ export async function noopServing(): Promise<{ callDirect: () => Promise<unknown
     response: { send() {}, close() {}, fail() {} },
   }];
   return {
+    server,
     callDirect: () => noop.instance!.execute(direct),
     callServer: () => server.infer('noop', { inputs: { INPUT0: input } }),
     close: async () => {

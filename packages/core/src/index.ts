@@ -27,6 +27,7 @@ export type { ModelFacts } from './model/model-facts.js';
 export type { Logger } from './contract/logger.js';
 export { ServerLogger, type ServerLoggerOptions } from './observability/server-logger.js';
 export { DEFAULT_LOG_SETTINGS, type LogFormat, type LogSettings } from './observability/log-settings.js';
+export { DEFAULT_TRACE_SETTINGS, type TraceLevel, type TraceSettingChanges, type TraceSettings } from './observability/trace-settings.js';
 /** The type of `ServerOptions.backends`; writing one is `@tritium/core/backend`'s business. */
 export type { Backend } from './contract/backend.js';
 export type { BatchStat, DurationStat, ModelStatistics } from './observability/statistics.js';
@@ -38,6 +39,7 @@ export {
   type RequestComputeMessage,
   type RequestEndMessage,
   type RequestErrorMessage,
+  type RequestQueueMessage,
   type RequestStageMessage,
   type RequestView,
 } from './observability/request-channels.js';

@@ -5,6 +5,8 @@ import { responseCacheFor } from './cache/response-cache-for.js';
 import { ServerMetrics } from './observability/metrics.js';
 import { publishRefusal } from './observability/request-publishing.js';
 import type { LogSettings } from './observability/log-settings.js';
+import { ServerTracing } from './observability/server-tracing.js';
+import type { TraceSettingChanges, TraceSettings } from './observability/trace-settings.js';
 import { serverLoggerOf, type ServerLogger } from './observability/server-logger.js';
 import type { NormalizedModelConfig } from './config/schema.js';
 import type { InferRequest, InferResponse, RunningInference } from './contract/inference.js';
@@ -39,6 +41,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
   private readonly serverMetrics: ServerMetrics | undefined;
   /** The repository side: start-up loading, polling, the index, where explicit loads find models. */
   private readonly repository: RepositorySync;
+  private readonly tracing: ServerTracing;
 
   private constructor(
     private readonly options: ServerOptions,
@@ -49,6 +52,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     private readonly log: ServerLogger,
   ) {
     super();
+    // First: it may refuse its options before the server registers anything.
+    this.tracing = new ServerTracing(this, options.trace);
     const metrics = (this.serverMetrics =
       options.metrics === false
         ? undefined
@@ -151,7 +156,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
         running?.accepted(accepted);
       });
     } catch (error) {
-      publishRefusal(modelName, version, request, error);
+      publishRefusal(this, modelName, version, request, error);
       return Promise.reject(error);
     }
   }
@@ -186,7 +191,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
       // Streams do not use the response cache (yet): see docs/response-cache.md.
       return streamOf(served.submit(validated, sink, { bypassCache: true }), sink);
     } catch (error) {
-      publishRefusal(modelName, version, request, error);
+      publishRefusal(this, modelName, version, request, error);
       throw error;
     }
   }
@@ -290,6 +295,33 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     return this.log.update(changes);
   }
 
+  /** The trace settings in force for `model` (its own, falling back to the global ones field by field), or the global ones. */
+  traceSettings(model?: string): TraceSettings {
+    if (model !== undefined) this.assertTraceModel(model);
+    return this.tracing.settings(model);
+  }
+
+  /**
+   * Changes the global trace settings, or `model`'s own (null clears one: the global value
+   * applies again), and answers the settings in force. An unknown setting or a bad value is
+   * INVALID_ARG naming it, as is a change that leaves tracing on with no file or a rate of
+   * 0; nothing changes then. Tracing subscribes to the request channels only while some
+   * setting's level is not OFF.
+   */
+  updateTraceSettings(changes: TraceSettingChanges, model?: string): TraceSettings {
+    if (model !== undefined) this.assertTraceModel(model);
+    return this.tracing.update(changes, model);
+  }
+
+  /** As Triton: trace settings are per model, for a model that is ready. */
+  private assertTraceModel(model: string): void {
+    try {
+      this.manager.serving(model);
+    } catch {
+      throw new InferenceError('INVALID_ARG', `Request for unknown model : ${model}`);
+    }
+  }
+
   /**
    * Stops taking requests, drains in-flight work (up to exitTimeoutMs, then fails it
    * with UNAVAILABLE), waits for running executions, finalizes instances, models and
@@ -299,6 +331,7 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     this.stopping ??= (async () => {
       this.repository.stop();
       await this.manager.stop();
+      this.tracing.close();
       await this.registry.finalize();
       await this.responseCache?.close();
       this.serverMetrics?.close();

@@ -3,6 +3,7 @@ import type { Backend } from './contract/backend.js';
 import type { Logger } from './contract/logger.js';
 import type { InferenceError } from './errors.js';
 import type { MetricsOptions } from './observability/metrics.js';
+import type { TraceSettingChanges } from './observability/trace-settings.js';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -47,6 +48,11 @@ export interface ServerOptions {
    * INVALID_ARG before any instance starts. Default 64 (DEFAULT_MAX_INSTANCES_PER_MODEL).
    */
   readonly maxInstancesPerModel?: number;
+  /**
+   * The global trace settings the server starts with (Triton's --trace-config), also what
+   * a cleared global setting returns to. Default: tracing OFF, rate 1000, count -1, no file.
+   */
+  readonly trace?: TraceSettingChanges;
   /** The server's name in its metadata (Triton's --id). Default 'triton', as Triton's, which clients check. */
   readonly serverId?: string;
   /**

@@ -3,7 +3,7 @@ import type { InferenceServer, ServerMetadata } from '@tritium/core';
 /**
  * The extensions the frontends serve on top of the server's own, by the names Triton
  * reports them. The list is the same over HTTP and gRPC, as Triton's is (it comes from
- * its core, as `logging` comes from core here). Not here: cuda_shared_memory (no GPU memory), trace, and
+ * its core, as `logging` and `trace` come from core here). Not here: cuda_shared_memory (no GPU memory) and
  * model_repository(unload_dependents).
  */
 const FRONTEND_EXTENSIONS = ['classification', 'sequence', 'model_repository', 'schedule_policy', 'model_configuration', 'system_shared_memory', 'binary_tensor_data', 'parameters', 'statistics'];

@@ -309,6 +309,45 @@ describe('parseCommandLine refuses, naming the flag or value at fault', () => {
   });
 });
 
+describe('--trace-config', () => {
+  const trace = (...specs: string[]) => serve('--model-repository=/m', ...specs.map((spec) => `--trace-config=${spec}`)).server.trace;
+  const traceRefusal = (spec: string) => refusal('--model-repository=/m', `--trace-config=${spec}`);
+
+  it('reads the global settings and Triton mode settings as tritonserver does', () => {
+    expect(trace()).toBeUndefined();
+    expect(trace('triton,file=/tmp/t.json', 'triton,log-frequency=50', 'rate=100', 'level=TIMESTAMPS', 'count=100', 'mode=triton')).toEqual({
+      trace_file: '/tmp/t.json',
+      log_frequency: 50,
+      trace_rate: 100,
+      trace_level: ['TIMESTAMPS'],
+      trace_count: 100,
+    });
+    // Without the mode too; level words in any case, as Triton's (on, true, min, max mean TIMESTAMPS).
+    expect(trace('file=/tmp/a', 'log-frequency=0', 'level=on')).toEqual({ trace_file: '/tmp/a', log_frequency: 0, trace_level: ['TIMESTAMPS'] });
+    expect(trace('level=timestamps', 'level=OFF')).toEqual({ trace_level: ['OFF'] });
+    expect(trace('count=-1')).toEqual({ trace_count: -1 });
+    expect(trace('level=tensors', 'level=timestamps')).toEqual({ trace_level: ['TIMESTAMPS', 'TENSORS'] });
+  });
+
+  it.each([
+    ['mode=opentelemetry', /OpenTelemetry mode is not built yet/],
+    ['opentelemetry,url=localhost:4318/v1/traces', /OpenTelemetry mode is not built yet/],
+    ['level=loud', /invalid value for trace level option: loud/],
+    ['jaeger,file=/x', /invalid value for trace mode option: jaeger/],
+    ['speed=1', /unknown trace setting 'speed'/],
+    ['rate=fast', /--trace-config rate=fast: must be an integer from 0 to 4294967295/],
+    ['count=-2', /must be an integer from -1/],
+    ['rate', /--trace-config takes/],
+    ['triton,file=', /--trace-config takes/],
+  ])('refuses %s, naming it', (spec, message) => {
+    expect(traceRefusal(spec)).toMatch(message);
+  });
+
+  it("refuses Triton's deprecated --trace-* flags, pointing to --trace-config", () => {
+    expect(refusal('--model-repository=/m', '--trace-rate=1')).toMatch(/deprecated in Triton: use --trace-config/);
+  });
+});
+
 describe('usage', () => {
   it('lists every implemented flag and every fixed and ignored one', () => {
     const text = usage();

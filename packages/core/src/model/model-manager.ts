@@ -290,7 +290,7 @@ export class ModelManager {
         const server = lendingServer(this.options.server, turn);
         const context = { ...files, name: source.name, config: resolved.config, server, logger: this.options.logger };
         const observer = this.options.observerFor?.(source.name, files.version);
-        return turn.run(() => ServedModelVersion.load(resolved.backend, context, this.options.maxInstancesPerModel, this.options.logger, observer));
+        return turn.run(() => ServedModelVersion.load(resolved.backend, context, this.options.maxInstancesPerModel, this.options.logger, this.options.server, observer));
       }),
     );
     const failures = loaded.flatMap((result, i) =>

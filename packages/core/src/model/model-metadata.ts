@@ -9,7 +9,7 @@ const DEFAULT_SERVER_ID = 'triton';
 
 /** The server's metadata, as Triton's server metadata endpoint gives it. */
 export function serverMetadata(serverId: string | undefined): ServerMetadata {
-  return { name: serverId ?? DEFAULT_SERVER_ID, version: VERSION, extensions: ['model_configuration', 'model_repository', 'statistics', 'logging'] };
+  return { name: serverId ?? DEFAULT_SERVER_ID, version: VERSION, extensions: ['model_configuration', 'model_repository', 'statistics', 'logging', 'trace'] };
 }
 
 /** A model's metadata from the version asked about: its tensors as a request sees them, and every version serving. */

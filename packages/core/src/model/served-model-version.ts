@@ -7,7 +7,7 @@ import { submitCached, type CacheableVersion } from '../cache/cached-submit.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { failureReason } from '../observability/failure-reason.js';
 import { requestEndChannel, requestErrorChannel, requestQueueChannel, requestStartChannel } from '../observability/request-channels.js';
-import { publishEnd, publishStage, publishStart } from '../observability/request-publishing.js';
+import { publishEnd, publishQueue, publishStart } from '../observability/request-publishing.js';
 import type { ServerLogger } from '../observability/server-logger.js';
 import { ModelStatisticsRecorder, type LatencyObserver } from '../observability/statistics.js';
 import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
@@ -58,6 +58,8 @@ export class ServedModelVersion implements CacheableVersion {
     readonly facts: ModelFacts,
     private readonly scheduler: Scheduler,
     private readonly log: ServerLogger,
+    /** The InferenceServer serving it (not the lending view its context holds): the request channels name it. */
+    private readonly server: object,
   ) {
     this.validator = new RequestValidator(context.config);
     this.outputs = new ModelOutputs(context.config);
@@ -89,7 +91,7 @@ export class ServedModelVersion implements CacheableVersion {
    * `maxInstances`, a few at a time); `observer` takes per-request latencies for metrics.
    * Each step is a verbose line of level 1 in `log`, each request two of level 2.
    */
-  static async load(backend: Backend, context: ModelContext, maxInstances: number, log: ServerLogger, observer?: LatencyObserver): Promise<ServedModelVersion> {
+  static async load(backend: Backend, context: ModelContext, maxInstances: number, log: ServerLogger, server: object, observer?: LatencyObserver): Promise<ServedModelVersion> {
     const started = performance.now();
     const where = `model '${context.name}' version ${context.version}`;
     // Built first: a bad sample or too many instances fails the load before anything starts.
@@ -116,7 +118,7 @@ export class ServedModelVersion implements CacheableVersion {
       if (warmed.failure) throw warmed.failure.reason;
       instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, facts.decoupled, statistics)));
       const scheduler = await schedulerFor(context, pool);
-      const served = new ServedModelVersion(context, model, pool, statistics, facts, scheduler, log);
+      const served = new ServedModelVersion(context, model, pool, statistics, facts, scheduler, log, server);
       served.loadDurationMs = performance.now() - started;
       log.verbose(`${where}: scheduled by ${scheduler.constructor.name}; loaded in ${served.loadDurationMs.toFixed(1)} ms`);
       return served;
@@ -141,7 +143,7 @@ export class ServedModelVersion implements CacheableVersion {
   accept(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
     const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd, this.outputs);
     this.outstanding.add(accepted);
-    if (requestStartChannel.hasSubscribers) publishStart(accepted);
+    if (requestStartChannel.hasSubscribers) publishStart(accepted, this.server);
     if (this.log.isVerbose(2)) this.log.verbose(`${accepted.describe()}: accepted (batch size ${accepted.batchSize})`, 2);
     return accepted;
   }
@@ -153,7 +155,7 @@ export class ServedModelVersion implements CacheableVersion {
   }
 
   enqueue(accepted: InferenceRequest): InferenceRequest {
-    if (requestQueueChannel.hasSubscribers) publishStage(requestQueueChannel, accepted);
+    if (requestQueueChannel.hasSubscribers) publishQueue(accepted);
     this.scheduler.enqueue(accepted);
     return accepted;
   }

@@ -1,5 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import type { InferenceError, InferenceErrorCode } from '../errors.js';
+import type { Tensor } from '../tensor/tensor.js';
 
 /**
  * Tritium's request lifecycle on `node:diagnostics_channel`, named as undici names its
@@ -28,8 +29,13 @@ export const REQUEST_CHANNELS = {
  * milliseconds (add `performance.timeOrigin` for epoch milliseconds).
  */
 export interface RequestView {
-  /** Numbers the requests this copy of core reported, as Triton's trace `id`. */
+  /** Numbers the requests this copy of core reported. */
   readonly serial: number;
+  /**
+   * The server that took the request (an InferenceServer), so that a subscriber can tell
+   * the servers of one process apart; undefined for a request whose start it did not hear.
+   */
+  readonly server: object | undefined;
   /** The ensemble request this one is a step of (Triton's trace `parent_id`), when it is one. */
   readonly parent: RequestView | undefined;
   /** The caller's request id ('' when none; an ensemble's steps carry the ensemble's). */
@@ -49,6 +55,11 @@ export interface RequestStageMessage {
   readonly time: number;
 }
 
+/** queue: the request's inputs, as the scheduler takes them (Triton's TENSOR_QUEUE_INPUT). */
+export interface RequestQueueMessage extends RequestStageMessage {
+  readonly inputs: Readonly<Record<string, Tensor>>;
+}
+
 /** The execution a request is part of: one object for every request of a batch. */
 export interface ExecutionView {
   /** The batch size the backend ran: the sum of its requests' batch sizes. */
@@ -60,6 +71,12 @@ export interface ExecutionView {
 /** compute:start and compute:end, once for each request of the execution. */
 export interface RequestComputeMessage extends RequestStageMessage {
   readonly execution: ExecutionView;
+  /**
+   * compute:end only: the outputs the backend returned for this request (Triton's
+   * TENSOR_BACKEND_OUTPUT); undefined when it failed, or answers through its response
+   * sender (decoupled).
+   */
+  readonly outputs?: Readonly<Record<string, Tensor>>;
 }
 
 export interface RequestErrorMessage extends RequestStageMessage {

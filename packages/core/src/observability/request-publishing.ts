@@ -1,13 +1,17 @@
 import type { Channel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
+import type { ExecuteResult } from '../contract/backend.js';
 import type { InferRequest } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
+import type { Tensor } from '../tensor/tensor.js';
 import {
   requestEndChannel,
   requestErrorChannel,
+  requestQueueChannel,
   requestStartChannel,
   type ExecutionView,
   type RequestEndMessage,
+  type RequestQueueMessage,
   type RequestView,
 } from './request-channels.js';
 
@@ -18,7 +22,7 @@ import {
  */
 
 /** What publishing reads of an accepted request (an InferenceRequest): what its view shows, and where it keeps the view. */
-export interface ObservedRequest extends Omit<RequestView, 'serial' | 'parent'> {
+export interface ObservedRequest extends Omit<RequestView, 'serial' | 'parent' | 'server'> {
   readonly executeStart: number;
   channelView: RequestView | undefined;
 }
@@ -50,24 +54,29 @@ export function startStep<T>(parent: ObservedRequest, start: () => T): T {
 }
 
 /** tritium:request:start for an accepted request. */
-export function publishStart(request: ObservedRequest): void {
+export function publishStart(request: ObservedRequest, server: object): void {
   const parent = stepParent;
   // Taken by the step's own request: a request that the step starts in turn is no step of the ensemble.
   stepParent = undefined;
-  const view = newView(request, parent);
+  const view = newView(request, parent, server);
   request.channelView = view;
   requestStartChannel.publish({ request: view, time: request.arrivalTime });
 }
 
-/** A stage with nothing but its time (queue). */
-export function publishStage(channel: Channel, request: ObservedRequest): void {
-  channel.publish({ request: viewOf(request), time: performance.now() });
+/** tritium:request:queue, with the request's inputs. */
+export function publishQueue(request: ObservedRequest & { readonly inputs: Readonly<Record<string, Tensor>> }): void {
+  const message: RequestQueueMessage = { request: viewOf(request), time: performance.now(), inputs: request.inputs };
+  requestQueueChannel.publish(message);
 }
 
-/** compute:start or compute:end for each request of an execution; returns the execution, for its other end. */
-export function publishCompute(channel: Channel, requests: readonly ExecutedRequest[], time: number, execution = executionOf(requests)): ExecutionView {
-  for (const { observed } of requests) {
-    if (observed) channel.publish({ request: viewOf(observed), time, execution });
+/**
+ * compute:start or compute:end for each request of an execution; returns the execution,
+ * for its other end. `results`: what the execution returned (compute:end), by request.
+ */
+export function publishCompute(channel: Channel, requests: readonly ExecutedRequest[], time: number, execution = executionOf(requests), results?: ExecuteResult | void): ExecutionView {
+  for (const [i, { observed }] of requests.entries()) {
+    const result = results?.[i];
+    if (observed) channel.publish({ request: viewOf(observed), time, execution, outputs: result instanceof Error ? undefined : result });
   }
   return execution;
 }
@@ -94,24 +103,24 @@ export function publishEnd(request: ObservedRequest, error: InferenceError | und
  * A request the server refused before accepting it (no such model, invalid inputs, a
  * stopping server): start, error and end at once, so that every start has its end.
  */
-export function publishRefusal(modelName: string, modelVersion: number | undefined, request: InferRequest | undefined, error: unknown): void {
+export function publishRefusal(server: object, modelName: string, modelVersion: number | undefined, request: InferRequest | undefined, error: unknown): void {
   if (!requestStartChannel.hasSubscribers && !requestErrorChannel.hasSubscribers && !requestEndChannel.hasSubscribers) return;
   const time = performance.now();
   const id = typeof request?.id === 'string' ? request.id : '';
   const priority = typeof request?.priority === 'number' ? request.priority : 0;
   const refused: ObservedRequest = { modelName, modelVersion, id, batchSize: 0, priority, arrivalTime: time, executeStart: 0, channelView: undefined };
-  if (requestStartChannel.hasSubscribers) publishStart(refused);
+  if (requestStartChannel.hasSubscribers) publishStart(refused, server);
   publishEnd(refused, InferenceError.from(error), time, false);
 }
 
 /** The request's view, made now if no start was published for it (a subscriber that came later: its parent is not known). */
 function viewOf(request: ObservedRequest): RequestView {
-  return (request.channelView ??= newView(request, undefined));
+  return (request.channelView ??= newView(request, undefined, undefined));
 }
 
-function newView(request: ObservedRequest, parent: RequestView | undefined): RequestView {
+function newView(request: ObservedRequest, parent: RequestView | undefined, server: object | undefined): RequestView {
   const { id, modelName, modelVersion, batchSize, priority, arrivalTime } = request;
-  return { serial: ++serials, parent, id, modelName, modelVersion, batchSize, priority, arrivalTime };
+  return { serial: ++serials, server, parent, id, modelName, modelVersion, batchSize, priority, arrivalTime };
 }
 
 function executionOf(requests: readonly ExecutedRequest[]): ExecutionView {

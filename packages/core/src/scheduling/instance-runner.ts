@@ -73,7 +73,7 @@ export class InstanceRunner {
     try {
       results = await this.instance.execute(requests);
       end = performance.now();
-      if (requestComputeEndChannel.hasSubscribers) publishCompute(requestComputeEndChannel, requests, end, execution);
+      if (requestComputeEndChannel.hasSubscribers) publishCompute(requestComputeEndChannel, requests, end, execution, results);
       if (results) {
         for (const request of requests) request.executeEnd = end;
         succeeded = this.deliver(requests, results);

@@ -68,3 +68,12 @@ parameters { key: "behavior" value { string_value: "${options.behavior ?? 'ident
 ${options.extra ?? ''}
 `;
 }
+
+/** An ensemble of two steps, `first` then `second` (testConfig models named so): A → first → X → second → OUT, FP32 [4]. */
+export const TWO_STEP_ENSEMBLE = `platform: "ensemble"
+input { name: "A" data_type: TYPE_FP32 dims: [ 4 ] }
+output { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] }
+ensemble_scheduling {
+  step { model_name: "first" model_version: -1 input_map { key: "INPUT0" value: "A" } output_map { key: "OUTPUT0" value: "X" } }
+  step { model_name: "second" model_version: -1 input_map { key: "INPUT0" value: "X" } output_map { key: "OUTPUT0" value: "OUT" } }
+}`;

@@ -5,11 +5,12 @@ import {
   type RequestComputeMessage,
   type RequestEndMessage,
   type RequestErrorMessage,
+  type RequestQueueMessage,
   type RequestStageMessage,
   type Tensor,
 } from '@tritium/core';
 import type { BackendRequest } from '@tritium/core/backend';
-import { testConfig } from '../helpers/repository.js';
+import { testConfig, TWO_STEP_ENSEMBLE } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
 import { newProbe, sleep } from '../helpers/test-backend.js';
 
@@ -57,6 +58,9 @@ describe('request channels (node:diagnostics_channel)', () => {
     expect(times).toEqual([...times].sort((a, b) => a - b));
     expect(times[0]).toBe(view.arrivalTime);
     expect(heard[2]!.message.execution).toEqual({ batchSize: 1, requestCount: 1 });
+    // The queue carries the inputs, compute:end the outputs the backend returned.
+    expect((heard[1]!.message as unknown as RequestQueueMessage).inputs.INPUT0!.shape).toEqual([1, 4]);
+    expect(heard[3]!.message.outputs?.OUTPUT0?.shape).toEqual([1, 4]);
     const end = heard[4]!.message;
     expect(end).toMatchObject({ outcome: 'success', cached: false });
     expect(end.totalMs).toBeCloseTo(end.queueMs! + end.computeMs!, 6);
@@ -128,14 +132,7 @@ describe('request channels (node:diagnostics_channel)', () => {
   });
 
   it("name an ensemble's request as the parent of its steps' requests", async () => {
-    const ensemble = `platform: "ensemble"
-input { name: "A" data_type: TYPE_FP32 dims: [ 4 ] }
-output { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] }
-ensemble_scheduling {
-  step { model_name: "first" model_version: -1 input_map { key: "INPUT0" value: "A" } output_map { key: "OUTPUT0" value: "X" } }
-  step { model_name: "second" model_version: -1 input_map { key: "INPUT0" value: "X" } output_map { key: "OUTPUT0" value: "OUT" } }
-}`;
-    const server = await fx.start({ first: { config: testConfig({ name: 'first' }) }, second: { config: testConfig({ name: 'second' }) }, ens: { config: ensemble } });
+    const server = await fx.start({ first: { config: testConfig({ name: 'first' }) }, second: { config: testConfig({ name: 'second' }) }, ens: { config: TWO_STEP_ENSEMBLE } });
     const heard = listen();
     await server.infer('ens', { inputs: { A: fp32(1, 2, 3, 4) }, id: 'e' });
     const starts = heard.filter((h) => h.stage === 'start').map((h) => h.message.request);

@@ -6,6 +6,7 @@ import type { SharedMemoryOptions } from '../shared-memory/client-shared-memory.
 import { parseRestrictedApis, type RestrictedApis } from '../restricted-api.js';
 import { backendSettings, type BackendSettings } from './backend-config.js';
 import { ALIASES, FIXED, FLAGS, IGNORED, UNSUPPORTED } from './flags.js';
+import { traceConfig } from './trace-config.js';
 import { UsageError } from './usage-error.js';
 
 // What parseCommandLine throws, for its callers.
@@ -44,7 +45,7 @@ export type Command = { readonly kind: 'help' } | { readonly kind: 'version' } |
 export function parseCommandLine(argv: readonly string[]): Command {
   const args = argv[0] === 'serve' ? argv.slice(1) : argv;
   if (args[0] !== undefined && !args[0].startsWith('-')) {
-    throw new UsageError(`unknown command '${args[0]}': the command is 'serve' (tritium serve --model-repository <path>)`);
+    throw new UsageError(`unknown command '${args[0]}': the command is 'serve' (tritium serve --model-repository <path>), or 'perf' (tritium perf -m <model>)`);
   }
   const given = readFlags(args);
   if (given.has('help')) return { kind: 'help' };
@@ -159,6 +160,7 @@ function serveOptions(given: GivenFlags): ServeOptions {
       responseCache: responseCacheOptions(given.all('cache-config')),
       serverId: given.last('id'),
       modelLoadThreadCount: given.integer('model-load-thread-count', 0, 2 ** 31 - 1),
+      trace: traceConfig(given.all('trace-config')),
     },
     http: http && { ...http, bodyLimitBytes, restrictedApis: httpRestricted, allowClientSharedMemory },
     grpc: grpc && { ...grpc, maxReceiveMessageBytes, restrictedApis: grpcRestricted, allowClientSharedMemory },

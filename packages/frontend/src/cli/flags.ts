@@ -57,6 +57,10 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'log-error': { value: '<boolean>', help: 'Errors (default true).' },
   'log-format': { value: '<default|ISO8601>', help: 'Log line prefix: default is "LMMDD hh:mm:ss.uuuuuu pid", ISO8601 is "YYYY-MM-DDThh:mm:ssZ L".' },
   'log-file': { value: '<path>', help: 'Append log lines to this file instead of standard error.' },
+  'trace-config': {
+    value: '[triton,]<setting>=<value>',
+    help: 'Request tracing to a JSON file, as Triton\'s: level=<OFF|TIMESTAMPS|TENSORS>, rate=<n> (one request in n, default 1000), count=<n> (-1: no limit), triton,file=<path>, triton,log-frequency=<n> (every n traces to <path>.<index>); repeatable. mode=opentelemetry is not built yet.',
+  },
 };
 
 /** Other names Triton gives a flag. */
@@ -102,7 +106,7 @@ export const IGNORED: Readonly<Record<string, string>> = {
   'cache-directory': 'the local and Redis caches are built in',
 };
 
-const NO_TRACING = 'request tracing is not implemented';
+const TRACE_DEPRECATED = 'it is deprecated in Triton: use --trace-config';
 const GRPC_CHANNEL = "gRPC channel settings are @grpc/grpc-js's defaults";
 const NO_HEADERS = 'headers are not forwarded to models';
 
@@ -130,12 +134,11 @@ export const UNSUPPORTED: Readonly<Record<string, string>> = {
   'grpc-http2-max-ping-strikes': GRPC_CHANNEL,
   'grpc-max-connection-age': GRPC_CHANNEL,
   'grpc-max-connection-age-grace': GRPC_CHANNEL,
-  'trace-config': NO_TRACING,
-  'trace-file': NO_TRACING,
-  'trace-level': NO_TRACING,
-  'trace-rate': NO_TRACING,
-  'trace-count': NO_TRACING,
-  'trace-log-frequency': NO_TRACING,
+  'trace-file': TRACE_DEPRECATED,
+  'trace-level': TRACE_DEPRECATED,
+  'trace-rate': TRACE_DEPRECATED,
+  'trace-count': TRACE_DEPRECATED,
+  'trace-log-frequency': TRACE_DEPRECATED,
   'sagemaker-port': 'there is no SageMaker endpoint',
   'sagemaker-safe-port-range': 'there is no SageMaker endpoint',
   'sagemaker-thread-count': 'there is no SageMaker endpoint',

@@ -14,6 +14,7 @@ export function usage(): string {
   ];
   return [
     'Usage: tritium serve --model-repository <path> [flags]',
+    '       tritium perf -m <model> [options]   (tritium perf --help)',
     '       tritium --help | --version',
     '',
     ...wrap(

@@ -9,6 +9,7 @@ import { modelInfer } from './model-infer.js';
 import { checkUnloadParameters, loadOptions } from './repository-parameters.js';
 import type { ServingContext } from './serving-context.js';
 import { serveInferStream, type StreamResponseMessage } from './stream-infer.js';
+import { traceSettingRpc, type TraceSettingRequest } from './trace-setting-rpc.js';
 import { unary } from './unary-call.js';
 import type { WireParameter } from './wire-parameters.js';
 
@@ -89,10 +90,7 @@ export function inferenceService(context: ServingContext): UntypedServiceImpleme
       memory.checkAllowed();
       return {};
     }),
-    // As a Triton built without tracing answers.
-    TraceSetting: unary(() => {
-      throw new InferenceError('UNAVAILABLE', 'the server does not support trace');
-    }),
+    TraceSetting: unary<TraceSettingRequest, unknown>(({ request }) => traceSettingRpc(server, request)),
     LogSettings: unary<{ settings: Readonly<Record<string, WireParameter>> }, unknown>(({ request }) => logSettingsRpc(server, request)),
   };
 }

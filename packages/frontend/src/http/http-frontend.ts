@@ -13,6 +13,7 @@ import type { HttpContext } from './http-context.js';
 import { HttpError } from './http-errors.js';
 import { infer } from './infer-handler.js';
 import { logging } from './logging-route.js';
+import { traceSetting } from './trace-route.js';
 import { allStatistics, health, modelInformation, serverInformation } from './model-routes.js';
 import { repositoryControl, repositoryIndex } from './repository-routes.js';
 import { sendError } from './responses.js';
@@ -80,6 +81,8 @@ async function respond(context: HttpContext, restrictions: ApiRestrictions, req:
         return await allStatistics(context, route, req, res);
       case 'logging':
         return await logging(context, route, req, res);
+      case 'trace':
+        return await traceSetting(context, route, req, res);
       case 'repository-index':
         return await repositoryIndex(context, route, req, res);
       case 'repository-control':

@@ -12,6 +12,8 @@ export type Route =
   | { readonly kind: 'health'; readonly probe: 'live' | 'ready' }
   | { readonly kind: 'statistics' }
   | { readonly kind: 'logging' }
+  /** v2/trace/setting, or v2/models/<model>/trace/setting. */
+  | { readonly kind: 'trace'; readonly model: string | undefined }
   | { readonly kind: 'model'; readonly action: ModelAction; readonly model: string; readonly version: number | undefined }
   | { readonly kind: 'repository-index' }
   | { readonly kind: 'repository-control'; readonly action: 'load' | 'unload'; readonly model: string; readonly repository: string | undefined }
@@ -36,9 +38,10 @@ export function routeOf(method: string | undefined, url: string | undefined): Ro
 
 /** A route asked for with another method than its own is 405, as in Triton. */
 export function checkMethod(route: Route, method: string | undefined, url: string | undefined): void {
-  // /v2/logging reads with GET and changes with POST.
-  if (route.kind === 'logging' && (method === 'GET' || method === 'POST')) return;
-  const expected = route.kind === 'logging' ? 'GET, POST' : methodOf(route);
+  // /v2/logging and the trace settings read with GET and change with POST.
+  const settings = route.kind === 'logging' || route.kind === 'trace';
+  if (settings && (method === 'GET' || method === 'POST')) return;
+  const expected = settings ? 'GET, POST' : methodOf(route);
   if (method !== expected) throw new HttpError(405, `Method Not Allowed: ${pathOf(url)} takes ${expected}, got ${method}`, { allow: expected });
 }
 
@@ -53,6 +56,8 @@ export function categoryOf(route: Route): RestrictedCategory {
       return 'statistics';
     case 'logging':
       return 'logging';
+    case 'trace':
+      return 'trace';
     case 'repository-index':
     case 'repository-control':
       return 'model-repository';
@@ -98,6 +103,8 @@ function parse(parts: string[]): Route | undefined {
       return parts[3] === 'stats' && rest === 1 ? { kind: 'statistics' } : modelRoute(parts);
     case 'logging':
       return rest === 0 ? { kind: 'logging' } : undefined;
+    case 'trace':
+      return rest === 1 && parts[3] === 'setting' ? { kind: 'trace', model: undefined } : undefined;
     case 'repository':
       return repositoryRoute(parts.slice(3));
     case 'systemsharedmemory':
@@ -119,6 +126,11 @@ function modelRoute(parts: string[]): Route | undefined {
     next += 2;
   }
   const action = parts[next];
+  if (action === 'trace' && parts[next + 1] === 'setting' && parts.length === next + 2) {
+    // As Triton: trace settings are per model, with no versions.
+    if (version !== undefined) throw new InferenceError('INVALID_ARG', `trace settings are per model: '/versions/${version}' has no trace setting`);
+    return { kind: 'trace', model };
+  }
   if (parts.length > next + 1 || (action !== undefined && !MODEL_ACTIONS.has(action))) return undefined;
   return { kind: 'model', action: (action ?? 'metadata') as ModelAction, model, version };
 }

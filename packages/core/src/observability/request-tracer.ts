@@ -1,0 +1,120 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { performance } from 'node:perf_hooks';
+import type { Tensor } from '../tensor/tensor.js';
+import { REQUEST_CHANNELS, type RequestComputeMessage, type RequestQueueMessage, type RequestStageMessage, type RequestView } from './request-channels.js';
+import type { TraceSampler } from './trace-sampler.js';
+import { tensorEntry } from './trace-tensor.js';
+
+/** Process-monotonic nanoseconds at performance.now() = 0: Triton's timestamps are steady-clock nanoseconds. */
+const NS_AT_ORIGIN = process.hrtime.bigint() - BigInt(Math.round(performance.now() * 1e6));
+
+function nanoseconds(time: number): string {
+  return String(NS_AT_ORIGIN + BigInt(Math.round(time * 1e6)));
+}
+
+/** One sampled request and the traces of its ensemble steps, written together as Triton writes a trace's streams. */
+interface TraceGroup {
+  readonly sampler: TraceSampler;
+  readonly timestamps: boolean;
+  readonly tensors: boolean;
+  /** One entry list per trace: the root first, then its steps in the order they started. */
+  readonly traces: string[][];
+}
+
+interface Trace {
+  readonly group: TraceGroup;
+  readonly id: number;
+  readonly entries: string[];
+  readonly root: boolean;
+}
+
+type Listener = (message: unknown) => void;
+
+/**
+ * Triton-mode tracing of one server's requests, built on the request channels: it
+ * subscribes only while some trace setting traces, so with tracing off the request path
+ * pays one `hasSubscribers` check per stage. A request is sampled when it starts, by the
+ * setting for its model; an ensemble's steps are traced with it, as child traces naming
+ * it in `parent_id`. A trace is collected when its request ends.
+ */
+export class RequestTracer {
+  private readonly traces = new WeakMap<RequestView, Trace>();
+  private nextId = 1;
+  private subscribed = false;
+  private readonly listeners: [channel: string, listener: Listener][] = [
+    [REQUEST_CHANNELS.start, (message) => this.started(message as RequestStageMessage)],
+    [REQUEST_CHANNELS.queue, (message) => this.queued(message as RequestQueueMessage)],
+    [REQUEST_CHANNELS.computeStart, (message) => this.stamp(message as RequestStageMessage, 'COMPUTE_START')],
+    [REQUEST_CHANNELS.computeEnd, (message) => this.computed(message as RequestComputeMessage)],
+    [REQUEST_CHANNELS.end, (message) => this.ended(message as RequestStageMessage)],
+  ];
+
+  constructor(
+    private readonly server: object,
+    private readonly samplerFor: (model: string) => TraceSampler,
+  ) {}
+
+  /** Subscribes while `on`, and only then. */
+  setActive(on: boolean): void {
+    if (on === this.subscribed) return;
+    this.subscribed = on;
+    for (const [channel, listener] of this.listeners) (on ? subscribe : unsubscribe)(channel, listener);
+  }
+
+  private started({ request, time }: RequestStageMessage): void {
+    if (request.server !== this.server) return;
+    const parent = request.parent && this.traces.get(request.parent);
+    let group: TraceGroup;
+    if (parent) {
+      group = parent.group;
+    } else if (request.parent) {
+      // A step of an ensemble request that was not sampled: as in Triton, only a traced request spawns child traces.
+      return;
+    } else {
+      const sampler = this.samplerFor(request.modelName);
+      if (!sampler.sample()) return;
+      const levels = sampler.settings.trace_level;
+      group = { sampler, timestamps: levels.includes('TIMESTAMPS'), tensors: levels.includes('TENSORS'), traces: [] };
+    }
+    const id = this.nextId++;
+    const trace: Trace = { group, id, entries: [], root: !parent };
+    group.traces.push(trace.entries);
+    this.traces.set(request, trace);
+    // As Triton: the entry naming the trace comes with its first timestamp, so the TENSORS level alone has none.
+    if (!group.timestamps) return;
+    const model = `{"id":${id},"model_name":${JSON.stringify(request.modelName)},"model_version":${request.modelVersion ?? -1}`;
+    const requestId = request.id === '' ? '' : `,"request_id":${JSON.stringify(request.id)}`;
+    const parentId = parent ? `,"parent_id":${parent.id}` : '';
+    trace.entries.push(model + requestId + parentId + '}');
+    this.stamp({ request, time }, 'REQUEST_START');
+  }
+
+  private queued(message: RequestQueueMessage): void {
+    this.stamp(message, 'QUEUE_START');
+    this.tensors(message.request, 'TENSOR_QUEUE_INPUT', message.inputs);
+  }
+
+  private computed(message: RequestComputeMessage): void {
+    this.tensors(message.request, 'TENSOR_BACKEND_OUTPUT', message.outputs);
+    this.stamp(message, 'COMPUTE_END');
+  }
+
+  private stamp({ request, time }: RequestStageMessage, activity: string): void {
+    const trace = this.traces.get(request);
+    if (trace?.group.timestamps) trace.entries.push(`{"id":${trace.id},"timestamps":[{"name":"${activity}","ns":${nanoseconds(time)}}]}`);
+  }
+
+  private tensors(request: RequestView, activity: 'TENSOR_QUEUE_INPUT' | 'TENSOR_BACKEND_OUTPUT', tensors: Readonly<Record<string, Tensor>> | undefined): void {
+    const trace = this.traces.get(request);
+    if (!trace?.group.tensors || !tensors) return;
+    for (const [name, tensor] of Object.entries(tensors)) trace.entries.push(tensorEntry(trace.id, activity, name, tensor));
+  }
+
+  private ended(message: RequestStageMessage): void {
+    const trace = this.traces.get(message.request);
+    if (!trace) return;
+    this.stamp(message, 'REQUEST_END');
+    this.traces.delete(message.request);
+    if (trace.root) trace.group.sampler.collect(trace.group.traces.flatMap((entries) => (entries.length > 0 ? [entries.join(',')] : [])).join(','));
+  }
+}

@@ -1,0 +1,103 @@
+import { writeFile } from 'node:fs/promises';
+import { USAGE_EXIT_CODE, UsageError } from '../cli/usage-error.js';
+import { GrpcPerfClient } from './grpc-perf-client.js';
+import { HttpPerfClient } from './http-perf-client.js';
+import { InProcessClient } from './inprocess-client.js';
+import { measureLevel, type LevelResult, type MeasureSettings } from './measurement.js';
+import type { ModelDescription, PerfClient } from './perf-client.js';
+import { perfCsv } from './perf-csv.js';
+import { requestInputs } from './perf-inputs.js';
+import { PERF_FLAGS, parsePerfArguments, type PerfOptions } from './perf-options.js';
+import { latencyPlot } from './perf-plot.js';
+import { levelReport, passReport, settingsReport, summaryReport } from './perf-report.js';
+import { sharedMemoryInputs, type SharedMemoryInputs } from './shared-memory-inputs.js';
+
+/** Where the command writes: the report to `out`, progress and errors to `err`. */
+export interface PerfStreams {
+  readonly out: { write(text: string): unknown };
+  readonly err: { write(text: string): unknown };
+}
+
+/** `tritium perf [options]`: resolves with its exit status (2 for a command line that cannot run, 1 for a failed run). */
+export async function perfMain(argv: readonly string[], streams: PerfStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
+  let options: PerfOptions | undefined;
+  try {
+    options = parsePerfArguments(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    streams.err.write(`tritium perf: ${error.message}\nRun 'tritium perf --help' for the options.\n`);
+    return USAGE_EXIT_CODE;
+  }
+  if (!options) {
+    streams.out.write(perfUsage());
+    return 0;
+  }
+  let client: PerfClient | undefined;
+  let shm: SharedMemoryInputs | undefined;
+  try {
+    client = await connect(options, streams);
+    const description = await describe(client, options);
+    const inputs = await requestInputs(description, options);
+    if (options.sharedMemory) {
+      shm = await sharedMemoryInputs(inputs);
+      await client.registerSharedMemory!(shm);
+    }
+    const requests = inputs.map((set, i) => client!.prepare(options!.model, options!.version, set, shm?.placements[i]));
+    const settings = description.sequence ? { ...options, sequences: { length: options.sequenceLength, count: options.numSequences } } : options;
+    const results = await sweep(client, requests, settings, streams);
+    if (options.csvFile) await writeFile(options.csvFile, perfCsv(results));
+    if (options.plotFile) await writeFile(options.plotFile, latencyPlot(results, `${options.model}: latency against throughput (${client.kind})`));
+    return 0;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    streams.err.write(`tritium perf: ${message}\n`);
+    return error instanceof UsageError ? USAGE_EXIT_CODE : 1;
+  } finally {
+    if (shm) await client?.unregisterSharedMemory!(shm).catch(() => {});
+    await shm?.remove();
+    await client?.close();
+  }
+}
+
+function connect(options: PerfOptions, streams: PerfStreams): Promise<PerfClient> | PerfClient {
+  if (options.protocol === 'inprocess') return InProcessClient.start(options.modelRepository!, options.streaming, streams.err);
+  return options.protocol === 'grpc' ? new GrpcPerfClient(options.url, options.streaming) : new HttpPerfClient(options.url);
+}
+
+/** The model's inputs and kind, or an error naming the model; a decoupled model needs --streaming. */
+async function describe(client: PerfClient, options: PerfOptions): Promise<ModelDescription> {
+  let description;
+  try {
+    description = await client.describe(options.model, options.version);
+  } catch (error) {
+    throw new Error(`model '${options.model}'${options.version ? ` version ${options.version}` : ''}: ${(error as Error).message}`, { cause: error });
+  }
+  if (description.decoupled && !options.streaming) throw new UsageError(`model '${options.model}' is decoupled (zero or more responses per request): give --streaming`);
+  return description;
+}
+
+/** Measures each level in turn, printing its block as it ends, then the summary. */
+async function sweep(client: PerfClient, requests: readonly unknown[], options: PerfOptions & MeasureSettings, streams: PerfStreams): Promise<LevelResult[]> {
+  streams.out.write(`${settingsReport(options, client.kind)}\n`);
+  const results: LevelResult[] = [];
+  for (const level of options.load.levels) {
+    streams.err.write(`${options.load.kind === 'concurrency' ? 'Request concurrency' : 'Request rate'}: ${level}\n`);
+    const result = await measureLevel(client, requests, options.load.kind, level, options, (trial, window) => streams.err.write(`${passReport(trial, window, options.percentile)}\n`));
+    if (!result.stable) {
+      streams.err.write(`  Failed to obtain stable measurement within ${options.maxTrials} measurement windows for ${options.load.kind} ${level}: reporting the last windows (try a longer --measurement-interval)\n`);
+    }
+    streams.out.write(levelReport(result, options));
+    results.push(result);
+  }
+  streams.out.write(`${summaryReport(results, options)}`);
+  return results;
+}
+
+/** `tritium perf --help`. */
+export function perfUsage(): string {
+  const lines = ['Usage: tritium perf -m <model> [options]', '', "Measures a model's throughput and latency under load, as Triton's perf_analyzer.", '', 'Options:'];
+  for (const [name, flag] of Object.entries(PERF_FLAGS)) {
+    lines.push(`  ${flag.short ? `-${flag.short}, ` : ''}--${name}${flag.value ? ` ${flag.value}` : ''}`, `      ${flag.help}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
