@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { ServerLogger, VERSION } from '@tritium/core';
 import { parseCommandLine, type ServeOptions } from './arguments.js';
 import { perfMain } from '../perf/perf-command.js';
+import { analyzeMain } from '../analyze/analyze-command.js';
 import { logProcessWarnings } from './process-warnings.js';
 import { serve } from './serve.js';
 import { shutDown, stopSignal } from './shutdown.js';
@@ -11,6 +12,7 @@ import { USAGE_EXIT_CODE, UsageError } from './usage-error.js';
 /** The `tritium` command: resolves with its exit status. */
 export async function main(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'perf') return perfMain(argv.slice(1));
+  if (argv[0] === 'analyze') return analyzeMain(argv.slice(1));
   let command: ReturnType<typeof parseCommandLine>;
   try {
     command = parseCommandLine(argv);

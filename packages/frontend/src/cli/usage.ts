@@ -15,6 +15,7 @@ export function usage(): string {
   return [
     'Usage: tritium serve --model-repository <path> [flags]',
     '       tritium perf -m <model> [options]   (tritium perf --help)',
+    '       tritium analyze -m <model> [options]   (tritium analyze --help)',
     '       tritium --help | --version',
     '',
     ...wrap(

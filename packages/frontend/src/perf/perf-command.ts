@@ -7,7 +7,7 @@ import { measureLevel, type LevelResult, type MeasureSettings } from './measurem
 import type { ModelDescription, PerfClient } from './perf-client.js';
 import { perfCsv } from './perf-csv.js';
 import { requestInputs } from './perf-inputs.js';
-import { PERF_FLAGS, parsePerfArguments, type PerfOptions } from './perf-options.js';
+import { PERF_FLAGS, flagUsage, parsePerfArguments, type PerfOptions } from './perf-options.js';
 import { latencyPlot } from './perf-plot.js';
 import { levelReport, passReport, settingsReport, summaryReport } from './perf-report.js';
 import { sharedMemoryInputs, type SharedMemoryInputs } from './shared-memory-inputs.js';
@@ -95,9 +95,6 @@ async function sweep(client: PerfClient, requests: readonly unknown[], options: 
 
 /** `tritium perf --help`. */
 export function perfUsage(): string {
-  const lines = ['Usage: tritium perf -m <model> [options]', '', "Measures a model's throughput and latency under load, as Triton's perf_analyzer.", '', 'Options:'];
-  for (const [name, flag] of Object.entries(PERF_FLAGS)) {
-    lines.push(`  ${flag.short ? `-${flag.short}, ` : ''}--${name}${flag.value ? ` ${flag.value}` : ''}`, `      ${flag.help}`);
-  }
+  const lines = ['Usage: tritium perf -m <model> [options]', '', "Measures a model's throughput and latency under load, as Triton's perf_analyzer.", '', 'Options:', ...flagUsage(PERF_FLAGS)];
   return `${lines.join('\n')}\n`;
 }

@@ -38,7 +38,7 @@ export interface PerfOptions {
 }
 
 /** Each option built, with its short alias (perf_analyzer's), its value placeholder, and its help line. */
-export const PERF_FLAGS: Readonly<Record<string, { readonly short?: string; readonly value?: string; readonly help: string }>> = {
+export const PERF_FLAGS: FlagTable = {
   help: { short: 'h', help: 'Print this usage and exit.' },
   'model-name': { short: 'm', value: '<model>', help: 'The model to measure. Required.' },
   'model-version': { short: 'x', value: '<version>', help: 'Its version (default: the server picks).' },
@@ -84,29 +84,46 @@ const NOT_BUILT: Readonly<Record<string, string>> = {
   'periodic-concurrency-range': 'use --concurrency-range',
 };
 
-const SHORT = Object.fromEntries(Object.entries(PERF_FLAGS).flatMap(([name, flag]) => (flag.short ? [[flag.short, name]] : [])));
-const PARSE_OPTIONS = Object.fromEntries(
-  Object.entries(PERF_FLAGS).map(([name, flag]) => [name, { type: flag.value ? ('string' as const) : ('boolean' as const), ...(flag.short ? { short: flag.short } : {}) }]),
-);
+/** A command's options: each one's short alias, its value placeholder (none for a switch), and its help line. */
+export type FlagTable = Readonly<Record<string, { readonly short?: string; readonly value?: string; readonly help: string }>>;
 
-/** Reads `tritium perf`'s options (after `perf`); undefined for --help. Throws UsageError naming the option at fault. */
-export function parsePerfArguments(argv: readonly string[]): PerfOptions | undefined {
-  const { tokens } = parseArgs({ args: [...argv], options: PARSE_OPTIONS, strict: false, allowPositionals: true, tokens: true });
+/**
+ * A subcommand's options (`tritium <command> ...`), by long name, values as given; a
+ * `repeatable` option's values joined by newlines. Refuses a positional, an unknown option
+ * and one of `notBuilt` (saying why), a missing value or a switch given one.
+ */
+export function readFlags(argv: readonly string[], command: string, flags: FlagTable, notBuilt: Readonly<Record<string, string>>, repeatable: readonly string[] = []): Map<string, string> {
+  const short = Object.fromEntries(Object.entries(flags).flatMap(([name, flag]) => (flag.short ? [[flag.short, name]] : [])));
+  const options = Object.fromEntries(
+    Object.entries(flags).map(([name, flag]) => [name, { type: flag.value ? ('string' as const) : ('boolean' as const), ...(flag.short ? { short: flag.short } : {}) }]),
+  );
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const given = new Map<string, string>();
   for (const token of tokens) {
     if (token.kind === 'positional') throw new UsageError(`unexpected argument '${token.value}': every value follows its option`);
     if (token.kind === 'option-terminator') throw new UsageError("unexpected '--'");
-    const name = SHORT[token.name] ?? token.name;
-    const flag = PERF_FLAGS[name];
+    const name = short[token.name] ?? token.name;
+    const flag = flags[name];
     if (!flag) {
-      const why = NOT_BUILT[name];
-      throw new UsageError(why ? `${token.rawName} is not supported by tritium perf: ${why}` : `unknown option '${token.rawName}' (tritium perf --help lists the options)`);
+      const why = notBuilt[name];
+      throw new UsageError(why ? `${token.rawName} is not supported by tritium ${command}: ${why}` : `unknown option '${token.rawName}' (tritium ${command} --help lists the options)`);
     }
     if (flag.value && (token.value === undefined || token.value === '')) throw new UsageError(`${token.rawName} needs a value ${flag.value}`);
     if (!flag.value && token.value !== undefined) throw new UsageError(`${token.rawName} takes no value`);
-    // --shape repeats; its values are kept joined.
-    given.set(name, name === 'shape' && given.has(name) ? `${given.get(name)}\n${token.value}` : (token.value ?? ''));
+    given.set(name, repeatable.includes(name) && given.has(name) ? `${given.get(name)}\n${token.value}` : (token.value ?? ''));
   }
+  return given;
+}
+
+/** The usage's lines for each option: its names and placeholder, then its help. */
+export function flagUsage(flags: FlagTable): string[] {
+  return Object.entries(flags).flatMap(([name, flag]) => [`  ${flag.short ? `-${flag.short}, ` : ''}--${name}${flag.value ? ` ${flag.value}` : ''}`, `      ${flag.help}`]);
+}
+
+/** Reads `tritium perf`'s options (after `perf`); undefined for --help. Throws UsageError naming the option at fault. */
+export function parsePerfArguments(argv: readonly string[]): PerfOptions | undefined {
+  // --shape repeats; its values are kept joined.
+  const given = readFlags(argv, 'perf', PERF_FLAGS, NOT_BUILT, ['shape']);
   if (given.has('help')) return undefined;
   const model = given.get('model-name');
   if (!model) throw new UsageError('-m <model> is required');
@@ -170,7 +187,7 @@ function range(flag: string, text: string, whole: boolean): number[] {
   return levels;
 }
 
-function integer(flag: string, text: string, min: number, max: number): number {
+export function integer(flag: string, text: string, min: number, max: number): number {
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < min || value > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got '${text}'`);
   return value;
