@@ -6,8 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferenceServer, parseModelConfig } from '@tritium/core';
 import { analyzeMain } from '../src/analyze/analyze-command.js';
 import { parseAnalyzeArguments } from '../src/analyze/analyze-options.js';
+import { ANALYZE_PLOT_COLOURS } from '../src/analyze/analyze-plot.js';
+import { LEGEND_LEFT } from '../src/perf/perf-plot.js';
 import { best, front, type Row } from '../src/analyze/search.js';
 import { UsageError } from '../src/cli/usage-error.js';
+import { findChromium, renderedPixels } from './helpers/headless-chromium.js';
 
 const TINY = fileURLToPath(new URL('../../backend-onnx/models/tiny.onnx', import.meta.url));
 /** As perf-command.test.ts's TINY_CONFIG: x + 1 on one FP32 element, batching up to 8. */
@@ -65,11 +68,12 @@ const row = (index: number, throughput: number, p99Ms: number): Row => ({ index,
 describe('tritium analyze options', () => {
   it('reads the options, with their defaults', () => {
     expect(parseAnalyzeArguments(['-m', 'tiny', '--model-repository', 'r'])).toEqual({ model: 'tiny', modelRepository: 'r', concurrency: [1, 8], measurementIntervalMs: 300, maxCandidates: 1000 });
-    expect(parseAnalyzeArguments(['-m', 'tiny', '--model-repository', 'r', '--latency-budget-ms', '2.5', '-o', 'c.pbtxt', '--concurrency', '4,2,4', '-p', '100', '--max-candidates', '3'])).toEqual({
+    expect(parseAnalyzeArguments(['-m', 'tiny', '--model-repository', 'r', '--latency-budget-ms', '2.5', '-o', 'c.pbtxt', '--plot', 'a.html', '--concurrency', '4,2,4', '-p', '100', '--max-candidates', '3'])).toEqual({
       model: 'tiny',
       modelRepository: 'r',
       latencyBudgetMs: 2.5,
       outputFile: 'c.pbtxt',
+      plotFile: 'a.html',
       concurrency: [2, 4],
       measurementIntervalMs: 100,
       maxCandidates: 3,
@@ -83,7 +87,7 @@ describe('tritium analyze options', () => {
     expect(refusal('-m', 'tiny', '--model-repository', 'r', '--latency-budget-ms', '0')).toBe("--latency-budget-ms must be a number of milliseconds greater than 0, got '0'");
     expect(refusal('-m', 'tiny', '--model-repository', 'r', '--concurrency', '1,x')).toBe("--concurrency must be a whole number from 1 to 1024, got 'x'");
     expect(refusal('-m', 'tiny', '--model-repository', 'r', '--max-candidates', '0')).toBe("--max-candidates must be a whole number from 1 to 1000, got '0'");
-    expect(refusal('-m', 'tiny', '--model-repository', 'r', '--plot', 'a.html')).toMatch(/^--plot is not supported by tritium analyze: /);
+    expect(refusal('-m', 'tiny', '--model-repository', 'r', '--protocol', 'grpc')).toMatch(/^--protocol is not supported by tritium analyze: /);
     expect(refusal('-m', 'tiny', '--model-repository', 'r', '--frobnicate')).toBe("unknown option '--frobnicate' (tritium analyze --help lists the options)");
     expect(refusal('-m', 'tiny', 'extra')).toBe("unexpected argument 'extra': every value follows its option");
   });
@@ -113,9 +117,10 @@ describe('the front and the choice', () => {
 });
 
 describe('tritium analyze on the tiny ONNX model', () => {
-  it('measures each candidate, marks the front, and writes a chosen config that parses and loads', async () => {
+  it('measures each candidate, marks the front, and writes a chosen config that parses and loads, and a plot of the rows', async () => {
     const output = join(directory, 'chosen.pbtxt');
-    const { code, out, err } = await analyze(...QUICK, '--model-repository', repository, '--latency-budget-ms', '1000', '-o', output);
+    const plot = join(directory, 'analyze.html');
+    const { code, out, err } = await analyze(...QUICK, '--model-repository', repository, '--latency-budget-ms', '1000', '-o', output, '--plot', plot);
     expect(code, err).toBe(0);
     expect(err).toContain('Candidate 4: ');
     expect(err).not.toContain('Candidate 5: ');
@@ -132,6 +137,23 @@ describe('tritium analyze on the tiny ONNX model', () => {
     expect(chosen[0]!.p99Ms).toBeLessThanOrEqual(1000);
     expect(chosen[0]!.throughput).toBe(Math.max(...rows.filter((r) => r.p99Ms <= 1000).map((r) => r.throughput)));
     expect(out).toContain(`Chosen: #${chosen[0]!.index} at concurrency ${chosen[0]!.concurrency}`);
+
+    // The plot: a point per row (its tooltip naming it), the front joined, the chosen row marked, the budget dashed.
+    const html = await readFile(plot, 'utf8');
+    expect(html).toMatch(/^<!DOCTYPE html>/);
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)|\b(?:src|href)=/);
+    const circles = html.match(/<circle [^>]*><title>[^<]*<\/title><\/circle>/g) ?? [];
+    expect(circles).toHaveLength(rows.length);
+    for (const r of rows) expect(html).toContain(`at concurrency ${r.concurrency}: ${r.throughput.toFixed(1)} infer/sec, p99 ${r.p99Ms.toFixed(3)} ms`);
+    const onFront = rows.filter((r) => r.marks.includes('*')).length;
+    expect(circles.filter((c) => c.includes(`fill="${ANALYZE_PLOT_COLOURS.front}"`))).toHaveLength(onFront);
+    expect(circles.filter((c) => c.includes(', chosen</title>'))).toHaveLength(1);
+    const polylines = html.match(/<polyline class="front" points="([^"]*)"/g) ?? [];
+    expect(polylines).toHaveLength(1);
+    expect(polylines[0]!.split('"')[3]!.split(' ')).toHaveLength(onFront);
+    expect(html.match(new RegExp(`<rect class="chosen" [^>]*stroke="${ANALYZE_PLOT_COLOURS.chosen}"`, 'g'))).toHaveLength(1);
+    expect(html).toContain(`#${chosen[0]!.index} at concurrency ${chosen[0]!.concurrency}`);
+    expect(html.match(/<line class="budget" [^>]*stroke-dasharray=/g)).toHaveLength(1);
 
     const text = await readFile(output, 'utf8');
     const config = parseModelConfig(text);
@@ -158,6 +180,17 @@ describe('tritium analyze on the tiny ONNX model', () => {
     expect(toStdout.code, toStdout.err).toBe(0);
     expect(tableRows(toStdout.err)).toHaveLength(2);
     expect(parseModelConfig(toStdout.out).instance_group).toEqual([{ kind: 'KIND_CPU', count: 1 }]);
+  }, 60_000);
+
+  it('draws a plot that a real headless Chromium renders with the points in their colours', async (context) => {
+    const found = findChromium();
+    if ('skip' in found) return context.skip(found.skip);
+    const plot = join(directory, 'rendered.html');
+    const run = await analyze(...QUICK, '--max-candidates', '2', '--model-repository', repository, '-o', join(directory, 'rendered.pbtxt'), '--plot', plot);
+    expect(run.code, run.err).toBe(0);
+    // Pixels of the front's colour and the chosen mark's in the screenshot: the points were drawn, not just the page.
+    const pixels = renderedPixels(found.chromium, plot, join(directory, 'rendered.png'), [ANALYZE_PLOT_COLOURS.front, ANALYZE_PLOT_COLOURS.chosen], LEGEND_LEFT);
+    for (const n of pixels) expect(n).toBeGreaterThan(20);
   }, 60_000);
 
   it('refuses a model without a config.pbtxt it can vary, and one with variable input dims', async () => {

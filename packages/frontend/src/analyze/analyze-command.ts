@@ -8,8 +8,9 @@ import { measureLevel } from '../perf/measurement.js';
 import { requestInputs } from '../perf/perf-inputs.js';
 import type { PerfStreams } from '../perf/perf-command.js';
 import { flagUsage } from '../perf/perf-options.js';
+import { analyzePlot } from './analyze-plot.js';
 import { ANALYZE_FLAGS, parseAnalyzeArguments, type AnalyzeOptions } from './analyze-options.js';
-import { batchingCandidates, best, candidateConfig, placementCandidates, rowsTable, stageWinner, type Candidate, type Row } from './search.js';
+import { batchingCandidates, best, candidateConfig, describeCandidate, placementCandidates, rowsTable, stageWinner, type Candidate, type Row } from './search.js';
 
 /** Stability as `tritium perf`'s, looser: short windows, at most five of them per level. */
 const STABILITY_PERCENTAGE = 20;
@@ -40,6 +41,7 @@ export async function analyzeMain(argv: readonly string[], streams: PerfStreams 
     // The report goes to stdout when the config has a file of its own, else beside the progress.
     const report = options.outputFile ? streams.out : streams.err;
     report.write(rowsTable(rows, chosen));
+    if (options.plotFile) await writeFile(options.plotFile, analyzePlot(rows, chosen, options.latencyBudgetMs, `tritium analyze: ${options.model}`));
     if (!chosen) {
       streams.err.write(`tritium analyze: no candidate's p99 latency is within --latency-budget-ms ${options.latencyBudgetMs}: no config written\n`);
       return 1;
@@ -113,14 +115,6 @@ async function search(server: InferenceServer, base: ModelConfig, options: Analy
   if (placement) await measure(batchingCandidates(normalized, placement.candidate));
   await server.unloadModel(options.model);
   return rows;
-}
-
-function describeCandidate(candidate: Candidate): string {
-  const threads = candidate.intraOpThreads === undefined ? '' : `, intra_op_thread_count ${candidate.intraOpThreads}`;
-  const batching = candidate.batching
-    ? `, dynamic batching (max_batch_size ${candidate.batching.maxBatchSize}, max_queue_delay_microseconds ${candidate.batching.delayUs})`
-    : ', no dynamic batching';
-  return `${candidate.instances} instance${candidate.instances === 1 ? '' : 's'}${threads}${batching}`;
 }
 
 /** `tritium analyze --help`. */

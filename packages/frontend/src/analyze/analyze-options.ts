@@ -9,6 +9,8 @@ export interface AnalyzeOptions {
   readonly latencyBudgetMs?: number;
   /** Where the chosen config.pbtxt goes; undefined: stdout. */
   readonly outputFile?: string;
+  /** Where the HTML plot of the rows goes; undefined: none. */
+  readonly plotFile?: string;
   /** The concurrency levels each candidate is measured at. */
   readonly concurrency: readonly number[];
   readonly measurementIntervalMs: number;
@@ -23,6 +25,7 @@ export const ANALYZE_FLAGS: FlagTable = {
   'model-repository': { value: '<path>', help: 'The repository holding it (with its config.pbtxt). Required.' },
   'latency-budget-ms': { value: '<ms>', help: 'Choose the highest throughput whose p99 latency is within this (default: the highest throughput).' },
   output: { short: 'o', value: '<path>', help: 'Write the chosen config.pbtxt here (default: stdout, the report then going to stderr).' },
+  plot: { value: '<path>', help: 'Also write a self-contained HTML page plotting each row: p99 latency against throughput, the front, the chosen row and the budget.' },
   concurrency: { value: '<n[,n...]>', help: 'The concurrency levels each candidate is measured at (default 1,8).' },
   'measurement-interval': { short: 'p', value: '<ms>', help: 'The length of one measurement window (default 300; up to 5 windows per level).' },
   'max-candidates': { value: '<n>', help: 'Measure at most this many candidate configs, in search order (default: all the search reaches).' },
@@ -30,7 +33,6 @@ export const ANALYZE_FLAGS: FlagTable = {
 
 /** Options asked for that are not built, refused by name. */
 const NOT_BUILT: Readonly<Record<string, string>> = {
-  plot: 'the analysis is a table; use tritium perf --plot on the chosen config',
   protocol: 'candidates are always loaded and measured in-process',
   'batch-size': 'candidates are measured with requests of batch size 1',
 };
@@ -54,6 +56,7 @@ export function parseAnalyzeArguments(argv: readonly string[]): AnalyzeOptions |
     modelRepository,
     ...(latencyBudgetMs === undefined ? {} : { latencyBudgetMs }),
     ...(given.has('output') ? { outputFile: given.get('output') } : {}),
+    ...(given.has('plot') ? { plotFile: given.get('plot') } : {}),
     concurrency: [...new Set(concurrency)].sort((a, b) => a - b),
     measurementIntervalMs: integer('--measurement-interval', given.get('measurement-interval') ?? '300', 10, 600_000),
     maxCandidates: integer('--max-candidates', given.get('max-candidates') ?? '1000', 1, 1000),

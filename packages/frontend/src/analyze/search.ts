@@ -106,3 +106,12 @@ export function rowsTable(rows: readonly Row[], chosen: Row | undefined): string
   const format = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   return [format(header), ...lines.map(format)].join('\n') + '\n';
 }
+
+/** A candidate in words, for the progress lines and the plot. */
+export function describeCandidate(candidate: Candidate): string {
+  const threads = candidate.intraOpThreads === undefined ? '' : `, intra_op_thread_count ${candidate.intraOpThreads}`;
+  const batching = candidate.batching
+    ? `, dynamic batching (max_batch_size ${candidate.batching.maxBatchSize}, max_queue_delay_microseconds ${candidate.batching.delayUs})`
+    : ', no dynamic batching';
+  return `${candidate.instances} instance${candidate.instances === 1 ? '' : 's'}${threads}${batching}`;
+}
