@@ -2,7 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { InferenceServer, parseModelConfig, printModelConfig, type Logger, type ModelConfig, type NormalizedModelConfig } from '@tritium/core';
-import { USAGE_EXIT_CODE, UsageError } from '../cli/usage-error.js';
+import { runSubcommand } from '../cli/subcommand.js';
+import { UsageError } from '../cli/usage-error.js';
 import { InProcessClient } from '../perf/inprocess-client.js';
 import { measureLevel } from '../perf/measurement.js';
 import { requestInputs } from '../perf/perf-inputs.js';
@@ -17,19 +18,11 @@ const STABILITY_PERCENTAGE = 20;
 const MAX_TRIALS = 5;
 
 /** `tritium analyze [options]`: resolves with its exit status (2 for a command line that cannot run, 1 for a failed run or no config within the budget). */
-export async function analyzeMain(argv: readonly string[], streams: PerfStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
-  let options: AnalyzeOptions | undefined;
-  try {
-    options = parseAnalyzeArguments(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    streams.err.write(`tritium analyze: ${error.message}\nRun 'tritium analyze --help' for the options.\n`);
-    return USAGE_EXIT_CODE;
-  }
-  if (!options) {
-    streams.out.write(analyzeUsage());
-    return 0;
-  }
+export function analyzeMain(argv: readonly string[], streams: PerfStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
+  return runSubcommand('analyze', argv, streams, parseAnalyzeArguments, analyzeUsage, (options) => analyze(options, streams));
+}
+
+async function analyze(options: AnalyzeOptions, streams: PerfStreams): Promise<number> {
   let server: InferenceServer | undefined;
   try {
     const base = await repositoryConfig(options);
@@ -51,9 +44,6 @@ export async function analyzeMain(argv: readonly string[], streams: PerfStreams 
     if (options.outputFile) await writeFile(options.outputFile, text);
     else streams.out.write(text);
     return 0;
-  } catch (error) {
-    streams.err.write(`tritium analyze: ${error instanceof Error ? error.message : String(error)}\n`);
-    return error instanceof UsageError ? USAGE_EXIT_CODE : 1;
   } finally {
     await server?.stop();
   }

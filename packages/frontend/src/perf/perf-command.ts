@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import { USAGE_EXIT_CODE, UsageError } from '../cli/usage-error.js';
+import { runSubcommand, type CommandStreams } from '../cli/subcommand.js';
+import { UsageError } from '../cli/usage-error.js';
 import { GrpcPerfClient } from './grpc-perf-client.js';
 import { HttpPerfClient } from './http-perf-client.js';
 import { InProcessClient } from './inprocess-client.js';
@@ -13,25 +14,14 @@ import { levelReport, passReport, settingsReport, summaryReport } from './perf-r
 import { sharedMemoryInputs, type SharedMemoryInputs } from './shared-memory-inputs.js';
 
 /** Where the command writes: the report to `out`, progress and errors to `err`. */
-export interface PerfStreams {
-  readonly out: { write(text: string): unknown };
-  readonly err: { write(text: string): unknown };
-}
+export type PerfStreams = CommandStreams;
 
 /** `tritium perf [options]`: resolves with its exit status (2 for a command line that cannot run, 1 for a failed run). */
-export async function perfMain(argv: readonly string[], streams: PerfStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
-  let options: PerfOptions | undefined;
-  try {
-    options = parsePerfArguments(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    streams.err.write(`tritium perf: ${error.message}\nRun 'tritium perf --help' for the options.\n`);
-    return USAGE_EXIT_CODE;
-  }
-  if (!options) {
-    streams.out.write(perfUsage());
-    return 0;
-  }
+export function perfMain(argv: readonly string[], streams: PerfStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
+  return runSubcommand('perf', argv, streams, parsePerfArguments, perfUsage, (options) => perf(options, streams));
+}
+
+async function perf(options: PerfOptions, streams: PerfStreams): Promise<number> {
   let client: PerfClient | undefined;
   let shm: SharedMemoryInputs | undefined;
   try {
@@ -48,10 +38,6 @@ export async function perfMain(argv: readonly string[], streams: PerfStreams = {
     if (options.csvFile) await writeFile(options.csvFile, perfCsv(results));
     if (options.plotFile) await writeFile(options.plotFile, latencyPlot(results, `${options.model}: latency against throughput (${client.kind})`));
     return 0;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    streams.err.write(`tritium perf: ${message}\n`);
-    return error instanceof UsageError ? USAGE_EXIT_CODE : 1;
   } finally {
     if (shm) await client?.unregisterSharedMemory!(shm).catch(() => {});
     await shm?.remove();

@@ -115,11 +115,9 @@ class Tensor:
 
     @classmethod
     def _wrap(cls, name, wire, arr):
-        t = object.__new__(cls)
-        t._name = name
+        """A tensor around an array already made."""
+        t = cls._lazy(name, wire, None)
         t._np = arr
-        t._dt = wire
-        t._src = None
         return t
 
     def name(self):
