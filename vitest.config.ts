@@ -17,6 +17,7 @@ export default defineConfig({
       { find: /^@tritium\/backend-python$/, replacement: src('backend-python') },
       { find: /^@tritium\/backend-pytorch$/, replacement: src('backend-pytorch') },
       { find: /^@tritium\/backend-fil$/, replacement: src('backend-fil') },
+      { find: /^@tritium\/backend-llamacpp$/, replacement: src('backend-llamacpp') },
       { find: /^@tritium\/frontend$/, replacement: src('frontend') },
     ],
   },

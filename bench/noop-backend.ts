@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InferenceServer, type Tensor } from '@tritium/core';
+import { InferenceServer, type ServerOptions, type Tensor } from '@tritium/core';
 import type { Backend, BackendInstance, BackendRequest } from '@tritium/core/backend';
 
 /** The config of a model the no-op backend serves: FP32 INPUT0 [4] → OUTPUT0 [4], then `extra`. */
@@ -42,13 +42,14 @@ export async function benchRepository(prefix: string, configs: Record<string, st
 /**
  * A server of one no-op model, `noop` (max_batch_size 8), and the two calls the overhead
  * benchmarks compare: the backend's execute() directly and server.infer(), on the same
- * [1, 4] input, and the server itself. close() stops the server and removes its repository.
+ * [1, 4] input, and the server itself (`options` added to its ServerOptions). close() stops
+ * the server and removes its repository.
  */
-export async function noopServing(): Promise<{ server: InferenceServer; callDirect: () => Promise<unknown>; callServer: () => Promise<unknown>; close: () => Promise<void> }> {
+export async function noopServing(options: Partial<ServerOptions> = {}): Promise<{ server: InferenceServer; callDirect: () => Promise<unknown>; callServer: () => Promise<unknown>; close: () => Promise<void> }> {
   const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
   const noop = noopBackend();
   const repository = await benchRepository('tritium-bench-', { noop: noopConfig('max_batch_size: 8') });
-  const server = await InferenceServer.start({ modelRepository: repository, backends: [noop] });
+  const server = await InferenceServer.start({ modelRepository: repository, backends: [noop], ...options });
   const direct: BackendRequest[] = [{
     id: '1', modelName: 'noop', modelVersion: 1, inputs: { INPUT0: input }, requestedOutputs: ['OUTPUT0'],
     parameters: {}, batchSize: 1, priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {},

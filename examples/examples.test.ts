@@ -4,6 +4,10 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 // Why Python models cannot run here (no python3 with numpy, or the shared-memory addon unbuilt), printed once there.
 import { pythonMissing } from '../packages/backend-python/test/helpers.js';
+// Why tiny GGUF models cannot be written here (python3 with the gguf package), for the llama.cpp example.
+import { tinyGgufUnavailable } from '../packages/backend-llamacpp/test/tiny-llama.js';
+
+const ggufUnavailable = await tinyGgufUnavailable();
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const run = (script: string) =>
@@ -97,5 +101,13 @@ describe('examples', () => {
     expect(stdout).toMatch(/caller 0: class_\d+, class_\d+, class_\d+ \(scores [\d.]+, [\d.]+, [\d.]+\)/);
     expect(stdout).toContain('8 of 8 answers equal the three models called one after another');
     expect(stdout).toContain('pipeline: 8 requests, 0 executions');
+  });
+
+  it.skipIf(ggufUnavailable)('openai-chat streams a chat completion with the openai npm client from a llama.cpp model in-process', async () => {
+    const { stdout } = await run('examples/openai-chat/main.ts');
+    expect(stdout).toContain('models: tiny');
+    const [, chunks, completionTokens] = /streamed (\d+) chunks, finish_reason (?:length|stop), usage: \d+ prompt \+ (\d+) completion tokens/.exec(stdout)!;
+    expect(Number(chunks)).toBeGreaterThan(1);
+    expect(Number(completionTokens)).toBeLessThanOrEqual(16);
   });
 });

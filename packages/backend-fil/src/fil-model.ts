@@ -1,5 +1,5 @@
 import { InferenceError, elementCount, gatherBatchInput, scatterBatchOutputs, shapeToString } from '@tritium/core/backend';
-import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core/backend';
+import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ExecutionReport, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core/backend';
 import { finish } from './forest.js';
 import type { Forest } from './forest.js';
 import { ForestThreads } from './forest-threads.js';
@@ -39,23 +39,26 @@ export class FilModel implements BackendModel {
   }
 
   async createInstance(): Promise<BackendInstance> {
-    return { execute: (requests) => this.execute(requests) };
+    return { execute: (requests, report) => this.execute(requests, report) };
   }
 
   async finalize(): Promise<void> {
     await this.threads?.close();
   }
 
-  private async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
+  private async execute(requests: readonly BackendRequest[], report: ExecutionReport | undefined): Promise<ExecuteResult> {
     if (!this.batching) {
+      // One run per request: its compute phases are the execution's only when it is the only one.
+      const phases = requests.length === 1 ? report : undefined;
       const results: Array<Record<string, Tensor> | Error> = [];
-      for (const request of requests) results.push(await this.run(request.inputs[INPUT_NAME]!).catch((error: Error) => error));
+      for (const request of requests) results.push(await this.run(request.inputs[INPUT_NAME]!, phases).catch((error: Error) => error));
       return results;
     }
-    return scatterBatchOutputs(requests, await this.run(gatherBatchInput(requests, INPUT_NAME)));
+    return scatterBatchOutputs(requests, await this.run(gatherBatchInput(requests, INPUT_NAME), report));
   }
 
-  private async run(input: Tensor): Promise<Record<string, Tensor>> {
+  /** Predicts for `input`'s rows; `report` hears when the walks start (the inputs ready) and end (the outputs being shaped). */
+  private async run(input: Tensor, report: ExecutionReport | undefined): Promise<Record<string, Tensor>> {
     const features = this.forest.numFeatures;
     const rowShape = input.shape.slice(0, -1);
     const rows = elementCount(rowShape);
@@ -63,7 +66,9 @@ export class FilModel implements BackendModel {
       throw new InferenceError('INVALID_ARG', `model '${this.name}': ${INPUT_NAME} must be FP32 with ${features} features in its last dimension, got ${input.datatype} ${shapeToString(input.shape)}`);
     }
     const x = input.data as Float32Array;
+    report?.inputsReady();
     const predictions = this.parameters.threads > 1 && rows * this.forest.roots.length >= PARALLEL_WALKS ? await this.predictOnThreads(x, rows) : await predictYielding(this.forest, x, rows);
+    report?.outputsStarted();
     const data = shapeOutput(this.forest, this.parameters, this.width, predictions, rows);
     return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...rowShape, this.width], data } };
   }

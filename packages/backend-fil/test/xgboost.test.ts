@@ -164,6 +164,16 @@ describe.skipIf(cases.length === 0)('a Triton repository of XGBoost models', () 
     expect(Array.from(softmax.outputs.output__0!.data as Float32Array)).toEqual(Array.from({ length: reference.rows }, (_, r) => argmax(r)));
   });
 
+  it('reports its tree walks as compute_infer, apart from reading the rows and shaping the outputs', async () => {
+    const reference = cases.find((c) => c.name === 'multiclass')!;
+    const before = server.statistics('xgb').model_stats[0]!.inference_stats;
+    await server.infer('xgb', { inputs: { input__0: { datatype: 'FP32', shape: [reference.rows, reference.features], data: reference.x } } });
+    const after = server.statistics('xgb').model_stats[0]!.inference_stats;
+    expect(after.compute_infer.ns).toBeGreaterThan(before.compute_infer.ns);
+    // The softmax and the output tensor come after the walks: compute_output, which a backend that reports nothing leaves at 0.
+    expect(after.compute_output.ns).toBeGreaterThan(before.compute_output.ns);
+  });
+
   it('reads the legacy binary when the config names no model_type', async () => {
     const binary = cases.find((c) => c.name === 'binary')!;
     const response = await server.infer('default_type', { inputs: { input__0: { datatype: 'FP32', shape: [binary.rows, binary.features], data: binary.x } } });

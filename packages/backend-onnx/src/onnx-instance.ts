@@ -11,7 +11,8 @@ import {
   shapeMatches,
   shapeToString,
 } from '@tritium/core/backend';
-import type { BackendInstance, BackendRequest, DataType, ExecuteResult, Tensor, TensorData } from '@tritium/core/backend';
+import { performance } from 'node:perf_hooks';
+import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ExecutionReport, Tensor, TensorData } from '@tritium/core/backend';
 import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core/backend';
 import type { SessionThread, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime } from './runtime.js';
@@ -96,7 +97,7 @@ export class OnnxInstance implements BackendInstance {
     return this.slot.lastThread;
   }
 
-  async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
+  async execute(requests: readonly BackendRequest[], report?: ExecutionReport): Promise<ExecuteResult> {
     const results: Array<Record<string, Tensor> | Error> = new Array(requests.length);
     const strings: DecodedStrings = new Map();
     const live: number[] = [];
@@ -116,10 +117,12 @@ export class OnnxInstance implements BackendInstance {
         results[i] = InferenceError.from(error, 'INVALID_ARG', this.describe(request));
       }
     }
+    let first = true;
     for (const group of this.groups(requests, live)) {
       const batch = group.length === requests.length ? requests : group.map((i) => requests[i]!);
       try {
-        const outputs = await this.run(batch, strings);
+        const outputs = await this.run(batch, strings, report, first);
+        first = false;
         for (let k = 0; k < group.length; k++) results[group[k]!] = outputs[k]!;
       } catch (error) {
         for (const index of group) results[index] = InferenceError.from(error, 'INTERNAL', this.describe(requests[index]!));
@@ -170,9 +173,11 @@ export class OnnxInstance implements BackendInstance {
    * Runs one compatible batch and returns each request's outputs. Inputs arrive in
    * the config's `reshape` shape already (the server applies it at the door); outputs
    * are given the config's `dims` here. The server keeps only the outputs each request
-   * asked for.
+   * asked for. `report` hears when onnxruntime's run began (the inputs ready; for the
+   * execution's first run) and ended (the outputs coming back), as Triton's
+   * onnxruntime backend reports its compute start and end.
    */
-  private async run(batch: readonly BackendRequest[], strings: DecodedStrings): Promise<Array<Record<string, Tensor>>> {
+  private async run(batch: readonly BackendRequest[], strings: DecodedStrings, report: ExecutionReport | undefined, firstRun: boolean): Promise<Array<Record<string, Tensor>>> {
     const first = batch[0]!;
     const feeds: Record<string, TensorPayload> = {};
     for (const name of this.sequenceInputs) {
@@ -196,7 +201,11 @@ export class OnnxInstance implements BackendInstance {
     const fetches = this.fetches(batch);
     // onnxruntime refuses an empty fetch list; with no output configured there is nothing to run for.
     if (fetches.length === 0) return batch.map(() => ({}));
-    const { outputs: results } = await this.slot.run(feeds, fetches);
+    const inputsReady = performance.now();
+    const { outputs: results, ranFrom, ranTo } = await this.slot.run(feeds, fetches);
+    // A pool thread's own run times; inline, the run is the call.
+    if (firstRun) report?.inputsReady(ranFrom ?? inputsReady);
+    report?.outputsStarted(ranTo);
     let batchSize = 0;
     for (const request of batch) batchSize += request.batchSize;
     const byBatchSize: Record<string, Tensor> = {};

@@ -13,6 +13,9 @@ export interface RunResult {
   readonly runMicroseconds?: number;
   /** What the run cost beyond that on a pool thread: the round trip less the run. */
   readonly handoffMicroseconds?: number;
+  /** When onnxruntime's run began and ended on its pool thread, as `performance.now()` of this thread (pool runs only). */
+  readonly ranFrom?: number;
+  readonly ranTo?: number;
 }
 
 /** What a session tells of the model's inputs and outputs. */

@@ -6,7 +6,9 @@
 //   }
 //     -> { id, metadata: { inputMetadata, outputMetadata } } or { id, error };
 //     the session is known by the open's id from then on.
-//   { op: 'run', id, session, feeds, fetches } -> { id, outputs, micros } or { id, error };
+//   { op: 'run', id, session, feeds, fetches } -> { id, outputs, micros, ranFrom, ranTo } or { id, error };
+//     ranFrom/ranTo: when the run began and ended, in epoch milliseconds (performance.timeOrigin
+//     + now: this thread's performance.now() counts from its own origin);
 //     a feed is { type, data, dims }, or { type, dims, shared, byteLength, view }: its bytes in
 //     a SharedArrayBuffer that the event loop reuses once answered (see shared-buffers.ts).
 //   { op: 'release', session } (no answer)
@@ -43,7 +45,8 @@ export async function timedRun(run) {
   setImmediate(() => (start = performance.now()));
   const results = await run();
   const end = performance.now();
-  return { results, micros: (end - (start <= end ? start : begin)) * 1000 };
+  const from = start <= end ? start : begin;
+  return { results, micros: (end - from) * 1000, ranFrom: performance.timeOrigin + from, ranTo: performance.timeOrigin + end };
 }
 
 function messageOf(error) {
@@ -88,7 +91,7 @@ async function runWith(id, hosted, feeds, fetches, taken) {
     const feed = feeds[name].shared ? ownCopy(feeds[name], taken) : feeds[name];
     tensors[name] = new ort.Tensor(feed.type, feed.data, feed.dims);
   }
-  const { results, micros } = await timedRun(() => session.run(tensors, fetches));
+  const { results, micros, ranFrom, ranTo } = await timedRun(() => session.run(tensors, fetches));
   const outputs = {};
   const buffers = new Set();
   for (const name in results) {
@@ -98,9 +101,9 @@ async function runWith(id, hosted, feeds, fetches, taken) {
   }
   try {
     // The outputs are this thread's own: hand their memory over instead of copying it.
-    parentPort.postMessage({ id, outputs, micros }, [...buffers]);
+    parentPort.postMessage({ id, outputs, micros, ranFrom, ranTo }, [...buffers]);
   } catch {
-    parentPort.postMessage({ id, outputs, micros });
+    parentPort.postMessage({ id, outputs, micros, ranFrom, ranTo });
   }
 }
 

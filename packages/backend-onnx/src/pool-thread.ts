@@ -38,7 +38,7 @@ interface Pending {
 
 type Reply =
   | { readonly id: number; readonly metadata: SessionMetadata }
-  | { readonly id: number; readonly outputs: Record<string, TensorPayload>; readonly micros: number }
+  | { readonly id: number; readonly outputs: Record<string, TensorPayload>; readonly micros: number; readonly ranFrom: number; readonly ranTo: number }
   | { readonly id: number; readonly error: string };
 
 /** A session as the thread opened it. */
@@ -115,7 +115,14 @@ export class PoolThread {
     for (const name in feeds) sent[name] = this.crossing(feeds[name]!, handed, shared);
     const start = performance.now();
     const reply = (await this.send({ op: 'run', session, feeds: sent, fetches }, what, handed, shared)) as Extract<Reply, { outputs: unknown }>;
-    return { outputs: reply.outputs, runMicroseconds: reply.micros, handoffMicroseconds: (performance.now() - start) * 1000 - reply.micros };
+    return {
+      outputs: reply.outputs,
+      runMicroseconds: reply.micros,
+      handoffMicroseconds: (performance.now() - start) * 1000 - reply.micros,
+      // The thread's epoch times on this thread's clock.
+      ranFrom: reply.ranFrom - performance.timeOrigin,
+      ranTo: reply.ranTo - performance.timeOrigin,
+    };
   }
 
   /** Frees a session. */

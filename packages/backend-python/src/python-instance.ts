@@ -4,6 +4,7 @@ import {
   type BackendInstance,
   type BackendRequest,
   type ExecuteResult,
+  type ExecutionReport,
   type InstanceContext,
   type ModelContext,
   type Tensor,
@@ -36,6 +37,8 @@ interface PendingBatch {
   readonly rids: readonly number[];
   readonly lease: number | null;
   readonly stopListening: ReadonlyArray<() => void>;
+  /** Hears when the stub's answer arrived: the model's execute() returned and its outputs start to be read. */
+  readonly report: ExecutionReport | undefined;
   readonly resolve: (result: ExecuteResult | void) => void;
   readonly reject: (error: unknown) => void;
   /** Decoupled: requests whose final response has not come yet, and whether execute returned. */
@@ -85,17 +88,19 @@ export class PythonInstance implements BackendInstance {
     return created;
   }
 
-  async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult | void> {
+  async execute(requests: readonly BackendRequest[], report?: ExecutionReport): Promise<ExecuteResult | void> {
     const stub = this.stub;
     if (!stub || stub.exited) throw new InferenceError('UNAVAILABLE', `${this.label}: the Python stub is not running`);
     const batch = this.nextBatch++;
     const { lease, refs } = writeTensors(stub.arena, requests.map((request) => request.inputs));
     const rids = requests.map(() => this.nextRid++);
     stub.send({ t: 'execute', batch, lease, requests: requests.map((request, i) => describeRequest(request, rids[i]!, refs[i]!)) });
+    // The inputs are in shared memory and the stub has the batch: the rest is the model's execute(), until its answer.
+    report?.inputsReady();
     return new Promise((resolve, reject) => {
       // Sent after execute, so the stub knows the request a cancellation names.
       const stopListening = requests.map((request, i) => request.onCancel(() => this.stub?.send({ t: 'cancel', rid: rids[i] })));
-      this.batches.set(batch, { requests, rids, lease, stopListening, resolve, reject, open: this.decoupled ? requests.length : 0, executed: false });
+      this.batches.set(batch, { requests, rids, lease, stopListening, report, resolve, reject, open: this.decoupled ? requests.length : 0, executed: false });
       if (this.decoupled) requests.forEach((request, i) => this.streams.set(rids[i]!, { request, batch }));
       this.updateBusy();
     });
@@ -156,7 +161,7 @@ export class PythonInstance implements BackendInstance {
       (reason) => this.onStubExit(stub, reason),
     );
     this.starting = stub;
-    this.calls = new StubCalls(stub, this.context, this.options.metrics);
+    this.calls = new StubCalls(stub, this.context, this.options.metrics, (rid) => this.requestOf(rid));
     try {
       const initialized = this.awaitAnswer('init_done');
       stub.send({ t: 'init', args: this.initializeArgs() });
@@ -238,6 +243,7 @@ export class PythonInstance implements BackendInstance {
         return;
       }
       const responses = frame.responses as Array<{ outputs: TensorRef[]; error: unknown }>;
+      pending.report?.outputsStarted();
       pending.resolve(
         responses.map((response, i) =>
           // A model's TritonError reaches the client in the model's words, as in Triton.
@@ -293,6 +299,17 @@ export class PythonInstance implements BackendInstance {
     }
     if (pending.open === 0) this.takeBatch(batch);
     this.updateBusy();
+  }
+
+  /** The request executing (or, decoupled, still streaming) under `rid`. */
+  private requestOf(rid: number): BackendRequest | undefined {
+    const streaming = this.streams.get(rid);
+    if (streaming) return streaming.request;
+    for (const batch of this.batches.values()) {
+      const index = batch.rids.indexOf(rid);
+      if (index >= 0) return batch.requests[index];
+    }
+    return undefined;
   }
 
   private endStream(rid: number): void {

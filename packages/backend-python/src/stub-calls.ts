@@ -1,4 +1,4 @@
-import { InferenceError, modelConfigFromJson, type InferRequest, type ModelContext, type Tensor } from '@tritium/core/backend';
+import { InferenceError, modelConfigFromJson, startChildRequest, type BackendRequest, type InferRequest, type ModelContext, type Tensor } from '@tritium/core/backend';
 import { CustomMetrics, type CustomMetric } from './custom-metrics.js';
 import type { Frame } from './frame-channel.js';
 import { toFrameError } from './frame-error.js';
@@ -19,6 +19,8 @@ export class StubCalls {
     private readonly stub: StubProcess,
     private readonly context: ModelContext,
     private readonly metrics: CustomMetrics,
+    /** The request the stub is executing under a frame's rid, while it is. */
+    private readonly requestOf: (rid: number) => BackendRequest | undefined,
   ) {}
 
   /** Handles a frame if it is a call of the stub's; false when it is not one. */
@@ -61,11 +63,15 @@ export class StubCalls {
     try {
       const model = String(frame.model);
       const request = this.blsRequest(frame, controller.signal);
+      const { server } = this.context;
+      // Made with trace=request.trace(): as Triton's python backend, a child of that request in the traces.
+      const parent = typeof frame.trace === 'number' ? this.requestOf(frame.trace) : undefined;
+      const start = <T>(call: () => T): T => (parent ? startChildRequest(parent, call) : call());
       if (frame.decoupled) {
-        for await (const response of this.context.server.inferStream(model, request)) reply(response.outputs, null, false);
+        for await (const response of start(() => server.inferStream(model, request))) reply(response.outputs, null, false);
         reply(null, null, true);
       } else {
-        reply((await this.context.server.infer(model, request)).outputs, null, true);
+        reply((await start(() => server.infer(model, request))).outputs, null, true);
       }
     } catch (error) {
       reply(null, error, true);
@@ -114,7 +120,7 @@ export class StubCalls {
         // Triton's JSON form, as its repository API reads a load's config parameter; a bad one fails the load as an invalid override.
         await server.loadModel(name, frame.config ? { config: () => modelConfigFromJson(String(frame.config)) } : {});
       } else if (frame.op === 'unload') {
-        await server.unloadModel(name);
+        await server.unloadModel(name, { unloadDependents: frame.unload_dependents === true });
       } else if (frame.op === 'ready') {
         value = await server.isModelReady(name, frame.version ? Number(frame.version) : undefined);
       } else {

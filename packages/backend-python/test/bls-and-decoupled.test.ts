@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InferResponse, Tensor } from '@tritium/core';
 import { MODELS, pythonMissing, usePythonServer } from './helpers.js';
@@ -39,6 +41,31 @@ describe.skipIf(pythonMissing)('BLS: Python models calling other models', () => 
     };
     expect(await step(true, false)).toEqual([BigInt(big), 1]);
     expect(await step(false, true)).toEqual([BigInt(big), 2]);
+  });
+
+  it("traces a call made with trace=request.trace() as the calling request's child (parent_id), and one without as a trace of its own", async () => {
+    const file = join(await mkdtemp(join(tmpdir(), 'tritium-bls-trace-')), 'trace.json');
+    try {
+      const server = await python.start(['bls_sync', 'add_sub_onnx'], { trace: { trace_level: ['TIMESTAMPS'], trace_rate: 1, trace_file: file } });
+      const inputs = { INPUT0: sixteen(() => 1), INPUT1: sixteen(() => 2) };
+      await server.infer('bls_sync', { inputs, id: 'child', parameters: { child_trace: true } });
+      await server.infer('bls_sync', { inputs, id: 'apart' });
+      await server.stop();
+      const entries = JSON.parse(readFileSync(file, 'utf8')) as { model_name?: string; id: number; parent_id?: number; timestamps?: { name: string }[] }[];
+      const named = entries.filter((e) => e.model_name);
+      // A trace of its own ends (and is written) before its caller's: by id.
+      expect(named.map(({ model_name, id, parent_id }) => ({ model_name, id, parent_id })).sort((a, b) => a.id - b.id)).toEqual([
+        { model_name: 'bls_sync', id: 1, parent_id: undefined },
+        { model_name: 'add_sub_onnx', id: 2, parent_id: 1 },
+        { model_name: 'bls_sync', id: 3, parent_id: undefined },
+        { model_name: 'add_sub_onnx', id: 4, parent_id: undefined },
+      ]);
+      // The Python model's execution in three: its inputs handed to the stub, its execute() (with the call in it), its answer read.
+      const calling = entries.filter((e) => e.id === 1 && e.timestamps).map((e) => e.timestamps![0]!.name);
+      expect(calling).toEqual(['REQUEST_START', 'QUEUE_START', 'COMPUTE_START', 'COMPUTE_INPUT_END', 'COMPUTE_OUTPUT_START', 'COMPUTE_END', 'REQUEST_END']);
+    } finally {
+      await rm(dirname(file), { recursive: true, force: true });
+    }
   });
 
   it('streams a decoupled model’s responses into a BLS call (exec(decoupled=True))', async () => {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bytesElementToString, InferenceServer, ServerLogger, type Tensor } from '@tritium/core';
@@ -132,6 +133,26 @@ describe.skipIf(pythonMissing)('Python models, as Triton runs them', () => {
     expect(ready(await control('load'))).toBe(1);
     expect(await server.isModelReady('add_sub')).toBe(true);
     expect(ready(await control('unload'))).toBe(0);
+    expect(await server.isModelReady('add_sub')).toBe(false);
+  });
+
+  it("unloads an ensemble's models with it (unload_model(unload_dependents=True))", async () => {
+    const repo = await python.repository(['model_control', 'add_sub']);
+    // One step: add_sub, which nothing else uses.
+    await mkdir(join(repo, 'pipeline', '1'), { recursive: true });
+    await writeFile(
+      join(repo, 'pipeline', 'config.pbtxt'),
+      `platform: "ensemble"
+input [ { name: "A" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "B" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "SUM" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "DIFF" data_type: TYPE_FP32 dims: [ 4 ] } ]
+ensemble_scheduling { step [ { model_name: "add_sub" model_version: -1 input_map { key: "INPUT0" value: "A" } input_map { key: "INPUT1" value: "B" } output_map { key: "OUTPUT0" value: "SUM" } output_map { key: "OUTPUT1" value: "DIFF" } } ] }`,
+    );
+    const server = (python.state.server = await InferenceServer.start({ modelRepository: repo, backends: [pythonBackend()], modelControlMode: 'explicit', startupModels: ['*'] }));
+    const control = (op: string) =>
+      server.infer('model_control', { inputs: { OP: { datatype: 'BYTES', shape: [1], data: [op] }, NAME: { datatype: 'BYTES', shape: [1], data: ['pipeline'] } } });
+    expect(await server.isModelReady('add_sub')).toBe(true);
+    await control('unload_dependents');
+    expect(await server.isModelReady('pipeline')).toBe(false);
     expect(await server.isModelReady('add_sub')).toBe(false);
   });
 

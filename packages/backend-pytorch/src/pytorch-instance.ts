@@ -1,5 +1,5 @@
 import { InferenceError, batchInputTensors, dataTypeFromConfig, gatherBatchInput, mapVariableDims, scatterBatchOutputs, shapeToString, typedArrayConstructor } from '@tritium/core/backend';
-import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ModelContext, Tensor } from '@tritium/core/backend';
+import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ExecutionReport, ModelContext, Tensor } from '@tritium/core/backend';
 import type { InstanceThread, NativeOutput, NativeTensor } from './native.js';
 import type { InputBinding } from './naming.js';
 
@@ -52,18 +52,21 @@ export class PytorchInstance implements BackendInstance {
     });
   }
 
-  async execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> {
+  async execute(requests: readonly BackendRequest[], report?: ExecutionReport): Promise<ExecuteResult> {
     const results: Array<Record<string, Tensor> | Error> = new Array(requests.length);
     const live: number[] = [];
     requests.forEach((request, i) => {
       if (request.isCancelled) results[i] = new InferenceError('CANCELLED', `${this.describe(request)}: cancelled before it ran`);
       else live.push(i);
     });
+    const groups = this.groups(requests, live);
+    // forward()'s start and end are the execution's compute phases when it is one run; runs side by side have no one split.
+    const phases = groups.length === 1 ? report : undefined;
     await Promise.all(
-      this.groups(requests, live).map(async (group) => {
+      groups.map(async (group) => {
         const batch = group.map((i) => requests[i]!);
         try {
-          const outputs = await this.run(batch);
+          const outputs = await this.run(batch, phases);
           group.forEach((index, k) => (results[index] = outputs[k]!));
         } catch (error) {
           for (const index of group) results[index] = InferenceError.from(error, 'INTERNAL', this.describe(requests[index]!));
@@ -96,7 +99,7 @@ export class PytorchInstance implements BackendInstance {
     return [...byShape.values()];
   }
 
-  private async run(batch: readonly BackendRequest[]): Promise<Array<Record<string, Tensor>>> {
+  private async run(batch: readonly BackendRequest[], report: ExecutionReport | undefined): Promise<Array<Record<string, Tensor>>> {
     const made = this.batchInputTargets.size > 0 ? batchInputTensors(this.context.config, batch) : {};
     const { inputs: binding } = this.bound;
     const args: NativeTensor[] = new Array(this.bound.feeds.length);
@@ -104,7 +107,9 @@ export class PytorchInstance implements BackendInstance {
       const tensor = this.batchInputTargets.has(name) ? made[name]! : gatherBatchInput(batch, name);
       args[binding.dict ? k : binding.positions[k]!] = { name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
     });
+    report?.inputsReady();
     const values = await this.thread.forward(args);
+    report?.outputsStarted();
     const batchSize = batch.reduce((sum, request) => sum + request.batchSize, 0);
     const outputs: Record<string, Tensor> = {};
     this.outputs.forEach((plan, k) => (outputs[plan.name] = this.output(plan, values, this.bound.outputs[k]!, batchSize)));

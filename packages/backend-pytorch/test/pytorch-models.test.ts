@@ -48,6 +48,9 @@ describe.skipIf(torchMissing)('TorchScript models in a Triton repository', () =>
     expect(stats!.inference_count).toBe(6);
     // The 200 ms queue delay gathers the six into fewer runs.
     expect(stats!.execution_count).toBeLessThan(6);
+    // forward() is compute_infer; gathering the inputs before it and reading its outputs after are compute_input and compute_output.
+    const { compute_input, compute_infer, compute_output } = stats!.inference_stats;
+    expect([compute_input.ns, compute_infer.ns, compute_output.ns].every((ns) => ns > 0)).toBe(true);
   });
 
   it("matches inputs to forward()'s argument names whatever the config's order", async () => {

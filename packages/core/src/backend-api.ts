@@ -12,18 +12,24 @@ export type {
   BackendInstance,
   BackendModel,
   BackendRequest,
+  CustomHistogramValue,
+  CustomMetric,
   CustomMetricFamily,
   ExecuteResult,
+  ExecutionReport,
   InstanceContext,
   InstanceHealth,
   ModelContext,
   ModelFiles,
   ResponseSender,
 } from './contract/backend.js';
-export type { LoadModelOptions, ModelServer } from './contract/model-server.js';
+export type { LoadModelOptions, ModelServer, UnloadModelOptions } from './contract/model-server.js';
 export type { InferRequest, InferResponse, RunningInference, SequenceOptions } from './contract/inference.js';
 export type { Logger } from './contract/logger.js';
 export { InferenceError, type InferenceErrorCode } from './errors.js';
+
+// A request a model makes while it executes one (BLS), traced as that request's child.
+export { startChildRequest } from './observability/request-publishing.js';
 
 // Warnings to the user, each with a code users can filter (docs/warnings.md).
 export { emitTritiumWarning, type TritiumWarningCode } from './warnings.js';

@@ -16,18 +16,24 @@ export type {
   ModelIndexEntry,
   ModelMetadata,
   ModelState,
+  ObjectStorageOptions,
   ServerEvents,
   ServerMetadata,
   ServerOptions,
   TensorMetadata,
 } from './types.js';
 export type { InferRequest, InferResponse, RunningInference, SequenceOptions } from './contract/inference.js';
-export type { LoadModelOptions } from './contract/model-server.js';
+export type { LoadModelOptions, UnloadModelOptions } from './contract/model-server.js';
+export type { RepositoryAgent, RepositoryAgentAction, RepositoryAgentModel } from './repository-agents/repository-agent.js';
+export { checksumAgent } from './repository-agents/checksum-agent.js';
 export type { ModelFacts } from './model/model-facts.js';
 export type { Logger } from './contract/logger.js';
 export { ServerLogger, type ServerLoggerOptions } from './observability/server-logger.js';
 export { DEFAULT_LOG_SETTINGS, type LogFormat, type LogSettings } from './observability/log-settings.js';
-export { DEFAULT_TRACE_SETTINGS, type TraceLevel, type TraceSettingChanges, type TraceSettings } from './observability/trace-settings.js';
+export type { RateLimitMode, RateLimitOptions, RateLimitResource } from './scheduling/rate-limiter.js';
+export { CallerTrace, type CallerActivity, type CallerTraceOptions } from './observability/caller-trace.js';
+export { DEFAULT_TRACE_SETTINGS, type TraceLevel, type TraceMode, type TraceSettingChanges, type TraceSettings, type TraceStartupSettings } from './observability/trace-settings.js';
+export type { OpenTelemetrySettings } from './observability/open-telemetry-settings.js';
 /** The type of `ServerOptions.backends`; writing one is `@tritium/core/backend`'s business. */
 export type { Backend } from './contract/backend.js';
 export type { BatchStat, DurationStat, ModelStatistics } from './observability/statistics.js';

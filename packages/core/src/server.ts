@@ -1,20 +1,23 @@
 import { EventEmitter } from 'eventemitter3';
+import { RateLimiter, type RateLimitOptions } from './scheduling/rate-limiter.js';
 import { BackendRegistry } from './backend/registry.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import { responseCacheFor } from './cache/response-cache-for.js';
 import { ServerMetrics } from './observability/metrics.js';
 import { publishRefusal } from './observability/request-publishing.js';
 import type { LogSettings } from './observability/log-settings.js';
+import { openTelemetrySdkFor, type OpenTelemetrySdk } from './observability/open-telemetry-sdk.js';
 import { ServerTracing } from './observability/server-tracing.js';
 import type { TraceSettingChanges, TraceSettings } from './observability/trace-settings.js';
 import { serverLoggerOf, type ServerLogger } from './observability/server-logger.js';
 import type { NormalizedModelConfig } from './config/schema.js';
 import type { InferRequest, InferResponse, RunningInference } from './contract/inference.js';
-import type { LoadModelOptions, ModelServer } from './contract/model-server.js';
+import type { LoadModelOptions, ModelServer, UnloadModelOptions } from './contract/model-server.js';
 import { DEFAULT_MAX_INSTANCES_PER_MODEL } from './config/instance-limit.js';
 import { InferenceError } from './errors.js';
 import { emitTritiumWarning } from './warnings.js';
 import { ModelManager } from './model/model-manager.js';
+import { RepositoryAgentRegistry } from './repository-agents/agent-registry.js';
 import type { ModelFacts } from './model/model-facts.js';
 import { modelMetadataOf, serverMetadata } from './model/model-metadata.js';
 import { outputLabels } from './model/output-labels.js';
@@ -50,10 +53,11 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     private readonly registry: BackendRegistry,
     private readonly responseCache: ResponseCache | undefined,
     private readonly log: ServerLogger,
+    openTelemetry: OpenTelemetrySdk | undefined,
   ) {
     super();
     // First: it may refuse its options before the server registers anything.
-    this.tracing = new ServerTracing(this, options.trace);
+    this.tracing = new ServerTracing(this, options.trace, openTelemetry);
     const metrics = (this.serverMetrics =
       options.metrics === false
         ? undefined
@@ -67,6 +71,9 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
       logger: log,
       maxInstancesPerModel: options.maxInstancesPerModel ?? DEFAULT_MAX_INSTANCES_PER_MODEL,
       loadThreadCount: options.modelLoadThreadCount ?? DEFAULT_LOAD_THREAD_COUNT,
+      rateLimiter: rateLimiterFor(options.rateLimit),
+      repositoryAgents: new RepositoryAgentRegistry(options.repositoryAgents),
+      loadRetryCount: options.modelLoadRetryCount ?? 0,
     });
     this.repository = new RepositorySync(repository, this.manager, {
       mode,
@@ -100,17 +107,26 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     if (loadThreads !== undefined && (!Number.isSafeInteger(loadThreads) || loadThreads < 0)) {
       throw new InferenceError('INVALID_ARG', `\`modelLoadThreadCount\` must be a non-negative integer, got ${String(loadThreads)}`);
     }
+    const retries = options.modelLoadRetryCount;
+    if (retries !== undefined && (!Number.isSafeInteger(retries) || retries < 0)) {
+      throw new InferenceError('INVALID_ARG', `\`modelLoadRetryCount\` must be a non-negative integer, got ${String(retries)}`);
+    }
+    if (options.strictReadiness !== undefined && typeof options.strictReadiness !== 'boolean') {
+      throw new InferenceError('INVALID_ARG', `\`strictReadiness\` must be a boolean, got ${typeof options.strictReadiness}`);
+    }
     if (options.serverId !== undefined && typeof options.serverId !== 'string') {
       throw new InferenceError('INVALID_ARG', `\`serverId\` must be a string, got ${typeof options.serverId}`);
     }
-    const repository = new ModelRepository(paths, { configName: options.modelConfigName });
+    const repository = new ModelRepository(paths, { configName: options.modelConfigName, objectStorage: options.objectStorage });
     const registry = new BackendRegistry(options.backends ?? [], options.backendSettings);
     // Before the server registers anything (metrics): it may refuse its options.
     const log = serverLoggerOf(options.logger);
+    // Loaded only for trace mode 'opentelemetry': its packages are optional.
+    const openTelemetry = await openTelemetrySdkFor(options.trace);
     const cache = await responseCacheFor(options.responseCache, log);
     let server: InferenceServer;
     try {
-      server = new InferenceServer(options, mode, repository, registry, cache, log);
+      server = new InferenceServer(options, mode, repository, registry, cache, log, openTelemetry);
     } catch (error) {
       await cache?.close();
       throw error;
@@ -207,11 +223,15 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     await this.manager.load(name, this.repository.locate(name, options), options.config);
   }
 
-  /** Explicit mode: unloads a model once its in-flight requests finish (up to exitTimeoutMs); one not loaded is left as it is, as in Triton. */
-  async unloadModel(name: string): Promise<void> {
+  /**
+   * Explicit mode: unloads a model once its in-flight requests finish (up to exitTimeoutMs);
+   * one not loaded is left as it is, as in Triton. `unloadDependents` takes an ensemble's
+   * models with it (see UnloadModelOptions).
+   */
+  async unloadModel(name: string, options: UnloadModelOptions = {}): Promise<void> {
     this.assertRunning();
     this.assertExplicit();
-    await this.manager.unload(name);
+    await this.manager.unload(name, options.unloadDependents === true);
   }
 
   /** Poll mode: rescans the repository now instead of waiting for the next poll. */
@@ -223,8 +243,9 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     return !this.stopping;
   }
 
-  /** Ready when running and every model it was asked to load has a ready version. */
+  /** Ready when running and (unless strictReadiness is false) every model it was asked to load has a ready version. */
   isReady(): boolean {
+    if (this.options.strictReadiness === false) return !this.stopping;
     return !this.stopping && this.manager.index().every((entry) => entry.state === 'READY' || entry.reason === 'unloaded');
   }
 
@@ -331,7 +352,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     this.stopping ??= (async () => {
       this.repository.stop();
       await this.manager.stop();
-      this.tracing.close();
+      await this.repository.close();
+      await this.tracing.close();
       await this.registry.finalize();
       await this.responseCache?.close();
       this.serverMetrics?.close();
@@ -389,6 +411,17 @@ function checkDuration(field: string, value: number | undefined): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
     throw new InferenceError('INVALID_ARG', `\`${field}\` must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
   }
+}
+
+/** The server's rate limiter: none when off (the default), as in Triton. */
+function rateLimiterFor(options: RateLimitOptions | undefined): RateLimiter | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null) throw new InferenceError('INVALID_ARG', `\`rateLimit\` must be an object, got ${typeof options}`);
+  const mode = options.mode ?? 'off';
+  if (mode !== 'off' && mode !== 'execution_count') throw new InferenceError('INVALID_ARG', `\`rateLimit.mode\` must be 'off' or 'execution_count', got ${JSON.stringify(mode)}`);
+  if (options.resources !== undefined && !Array.isArray(options.resources)) throw new InferenceError('INVALID_ARG', '`rateLimit.resources` must be an array of { name, count, device? }');
+  const limiter = new RateLimiter(options.resources);
+  return mode === 'execution_count' ? limiter : undefined;
 }
 
 /** A started inference: its response, and a cancel() that works before and after the request is accepted. */

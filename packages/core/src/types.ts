@@ -3,13 +3,17 @@ import type { Backend } from './contract/backend.js';
 import type { Logger } from './contract/logger.js';
 import type { InferenceError } from './errors.js';
 import type { MetricsOptions } from './observability/metrics.js';
-import type { TraceSettingChanges } from './observability/trace-settings.js';
+import type { TraceStartupSettings } from './observability/trace-settings.js';
+import type { RateLimitOptions } from './scheduling/rate-limiter.js';
+import type { RepositoryAgent } from './repository-agents/repository-agent.js';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
 export interface ServerOptions {
-  /** One repository directory or several. */
+  /** One repository or several: a directory, `s3://[host:port/]bucket/path` or `as://account/container/path` (docs/object-storage.md). */
   readonly modelRepository: string | readonly string[];
+  /** Where `s3://` and `as://` repositories are copied to, and the largest object one may hold (docs/object-storage.md). */
+  readonly objectStorage?: ObjectStorageOptions;
   /** 'none' loads everything at start; 'poll' also follows changes; 'explicit' loads on request. Default 'none'. */
   readonly modelControlMode?: ModelControlMode;
   /** Explicit mode: models to load at start; `'*'` loads all. */
@@ -50,9 +54,11 @@ export interface ServerOptions {
   readonly maxInstancesPerModel?: number;
   /**
    * The global trace settings the server starts with (Triton's --trace-config), also what
-   * a cleared global setting returns to. Default: tracing OFF, rate 1000, count -1, no file.
+   * a cleared global setting returns to, and the trace mode: 'triton' (trace files) or
+   * 'opentelemetry' (spans exported over OTLP/HTTP, with `opentelemetry`'s settings).
+   * Default: mode 'triton', tracing OFF, rate 1000, count -1, no file.
    */
-  readonly trace?: TraceSettingChanges;
+  readonly trace?: TraceStartupSettings;
   /** The server's name in its metadata (Triton's --id). Default 'triton', as Triton's, which clients check. */
   readonly serverId?: string;
   /**
@@ -61,6 +67,35 @@ export interface ServerOptions {
    * Default 4, as Triton's; 0 counts as 1.
    */
   readonly modelLoadThreadCount?: number;
+  /**
+   * Triton's rate limiter (--rate-limit, --rate-limit-resource): with mode
+   * `execution_count`, an instance runs only once the resources its instance_group's
+   * `rate_limiter` block names are free, and waiting instances take turns by priority.
+   * Default `off`: rate_limiter blocks are ignored (docs/batching.md).
+   */
+  readonly rateLimit?: RateLimitOptions;
+  /**
+   * Triton's --strict-readiness. true (the default): isReady() needs every model asked for
+   * ready; false: the server is ready while it is live, whatever its models' states.
+   */
+  readonly strictReadiness?: boolean;
+  /** Triton's --model-load-retry-count: how many times a version's failed load is tried again before the load fails. Default 0. */
+  readonly modelLoadRetryCount?: number;
+  /**
+   * Repository agents a config's `model_repository_agents` may name, besides the built-in
+   * `checksum` (an agent of the same name replaces it). docs/model-repository.md.
+   */
+  readonly repositoryAgents?: readonly RepositoryAgent[];
+}
+
+export interface ObjectStorageOptions {
+  /**
+   * The local cache that object-storage models are downloaded into, kept across restarts.
+   * Default: TRITON_AWS_MOUNT_DIRECTORY (S3) or TRITON_AZURE_MOUNT_DIRECTORY (Azure) when set, else `tritium-object-storage` under the OS temp directory.
+   */
+  readonly cacheDirectory?: string;
+  /** The largest object a model may hold: a larger one fails the model's load, naming the object. Default 8 GiB. */
+  readonly maxObjectBytes?: number;
 }
 
 export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';

@@ -6,3 +6,4 @@ export { startHttpFrontend, type HttpFrontendOptions } from './http/http-fronten
 export { startGrpcFrontend, type GrpcFrontendOptions } from './grpc/grpc-frontend.js';
 export { protoDirectory } from './proto-directory.js';
 export { RESTRICTED_CATEGORIES, type RestrictedApis, type RestrictedCategory, type Restriction } from './restricted-api.js';
+export { startOpenAIFrontend, DEFAULT_OPENAI_PORT, type OpenAIFrontendOptions } from './openai/openai-frontend.js';

@@ -128,6 +128,14 @@ describe('parseCommandLine', () => {
     expect(refusal('--model-repository=/m', '--model-load-thread-count=-1')).toBe("--model-load-thread-count must be an integer from 0 to 2147483647, got '-1'");
   });
 
+  it('maps --model-load-retry-count and --strict-readiness to the server options, left to core\'s defaults when absent', () => {
+    expect(serve('--model-repository=/m', '--model-load-retry-count=3', '--strict-readiness=false').server).toMatchObject({ modelLoadRetryCount: 3, strictReadiness: false });
+    expect(serve('--model-repository=/m', '--strict-readiness', 'on').server.strictReadiness).toBe(true);
+    expect(serve('--model-repository=/m').server).toMatchObject({ modelLoadRetryCount: undefined, strictReadiness: undefined });
+    expect(refusal('--model-repository=/m', '--model-load-retry-count=-2')).toBe("--model-load-retry-count must be an integer from 0 to 2147483647, got '-2'");
+    expect(refusal('--model-repository=/m', '--strict-readiness=perhaps')).toBe("--strict-readiness must be true or false, got 'perhaps'");
+  });
+
   it("refuses --http-max-input-size of 0 or less in Triton's words", () => {
     expect(refusal('--model-repository=/m', '--http-max-input-size=0')).toBe('Error: --http-max-input-size must be greater than 0.');
     expect(refusal('--model-repository=/m', '--http-max-input-size=-1024')).toBe('Error: --http-max-input-size must be greater than 0.');
@@ -220,7 +228,19 @@ describe('parseCommandLine', () => {
   });
 
   it('accepts a fixed flag at the value tritium behaves by', () => {
-    expect(() => serve('--model-repository=/m', '--strict-readiness=true', '--rate-limit=OFF', '--grpc-use-ssl=0', '--allow-sagemaker=false')).not.toThrow();
+    expect(() => serve('--model-repository=/m', '--rate-limit=OFF', '--grpc-use-ssl=0', '--allow-sagemaker=false')).not.toThrow();
+  });
+
+  it('reads --rate-limit and --rate-limit-resource as tritonserver does, refusing bad ones', () => {
+    expect(serve('--model-repository=/m').server.rateLimit).toBeUndefined();
+    expect(serve('--model-repository=/m', '--rate-limit=EXECUTION_COUNT', '--rate-limit-resource=R1:10', '--rate-limit-resource=R2:5:0').server.rateLimit).toEqual({
+      mode: 'execution_count',
+      resources: [{ name: 'R1', count: 10 }, { name: 'R2', count: 5, device: 0 }],
+    });
+    expect(serve('--model-repository=/m', '--rate-limit-resource=R1:1').server.rateLimit).toEqual({ mode: 'off', resources: [{ name: 'R1', count: 1 }] });
+    expect(refusal('--model-repository=/m', '--rate-limit=sometimes')).toBe("invalid argument for --rate-limit: 'sometimes' (execution_count or off)");
+    expect(refusal('--model-repository=/m', '--rate-limit-resource=R1')).toBe("--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got R1");
+    expect(refusal('--model-repository=/m', '--rate-limit-resource=R1:-2')).toBe("--rate-limit-resource R1:-2: '-2' is not a non-negative integer");
   });
 
   it('answers help and version', () => {
@@ -267,8 +287,7 @@ describe('parseCommandLine refuses, naming the flag or value at fault', () => {
   });
 
   it('refuses a fixed flag at another value, and every unsupported Triton flag, saying why', () => {
-    expect(refusal('--model-repository=/m', '--strict-readiness=false')).toBe(`--strict-readiness=false is not supported by tritium (only true): ${FIXED['strict-readiness']!.why}`);
-    expect(refusal('--model-repository=/m', '--rate-limit=execution_count')).toContain('--rate-limit=execution_count is not supported by tritium (only off)');
+    expect(refusal('--model-repository=/m', '--allow-sagemaker=true')).toBe(`--allow-sagemaker=true is not supported by tritium (only false): ${FIXED['allow-sagemaker']!.why}`);
     expect(refusal('--model-repository=/m', '--grpc-use-ssl=maybe')).toBe("--grpc-use-ssl must be true or false, got 'maybe'");
     for (const [name, why] of Object.entries(UNSUPPORTED)) {
       expect(refusal('--model-repository=/m', `--${name}=1`)).toBe(`--${name} is not supported by tritium: ${why}`);
@@ -321,6 +340,7 @@ describe('--trace-config', () => {
       trace_rate: 100,
       trace_level: ['TIMESTAMPS'],
       trace_count: 100,
+      trace_mode: 'triton',
     });
     // Without the mode too; level words in any case, as Triton's (on, true, min, max mean TIMESTAMPS).
     expect(trace('file=/tmp/a', 'log-frequency=0', 'level=on')).toEqual({ trace_file: '/tmp/a', log_frequency: 0, trace_level: ['TIMESTAMPS'] });
@@ -329,9 +349,48 @@ describe('--trace-config', () => {
     expect(trace('level=tensors', 'level=timestamps')).toEqual({ trace_level: ['TIMESTAMPS', 'TENSORS'] });
   });
 
+  it("reads OpenTelemetry mode's settings as tritonserver does: url, resources, the batch span processor's", () => {
+    expect(trace('mode=opentelemetry')).toEqual({ trace_mode: 'opentelemetry', opentelemetry: {} });
+    expect(
+      trace(
+        'level=TIMESTAMPS',
+        'rate=0',
+        'opentelemetry,resource=test.key=test.value',
+        'opentelemetry,url=localhost:4318/v1/traces',
+        'opentelemetry,resource=service.name=test_triton',
+        'opentelemetry,bsp_max_queue_size=100',
+        'opentelemetry,bsp_schedule_delay=0',
+        'opentelemetry,bsp_max_export_batch_size=10',
+        'mode=OpenTelemetry',
+      ),
+    ).toEqual({
+      trace_mode: 'opentelemetry',
+      trace_level: ['TIMESTAMPS'],
+      trace_rate: 0,
+      opentelemetry: {
+        url: 'localhost:4318/v1/traces',
+        resource: { 'test.key': 'test.value', 'service.name': 'test_triton' },
+        bsp_max_queue_size: 100,
+        bsp_schedule_delay: 0,
+        bsp_max_export_batch_size: 10,
+      },
+    });
+  });
+
   it.each([
-    ['mode=opentelemetry', /OpenTelemetry mode is not built yet/],
-    ['opentelemetry,url=localhost:4318/v1/traces', /OpenTelemetry mode is not built yet/],
+    [['mode=opentelemetry', 'triton,file=/tmp/t.json'], /triton,file=\/tmp\/t.json: applies to trace mode triton, and the mode is opentelemetry/],
+    [['mode=opentelemetry', 'log-frequency=5'], /log-frequency=5: applies to trace mode triton, and the mode is opentelemetry/],
+    [['opentelemetry,url=localhost:4318/v1/traces'], /applies to trace mode opentelemetry, and the mode is triton \(--trace-config mode=opentelemetry\)/],
+    [['mode=opentelemetry', 'opentelemetry,port=4318'], /unknown trace setting 'port' \(known: url, resource, bsp_max_queue_size, bsp_schedule_delay, bsp_max_export_batch_size\)/],
+    [['mode=opentelemetry', 'opentelemetry,rate=1'], /unknown trace setting 'rate'/],
+    [['mode=opentelemetry', 'opentelemetry,resource=novalue'], /a resource is <key>=<value>/],
+    [['mode=opentelemetry', 'opentelemetry,bsp_schedule_delay=soon'], /bsp_schedule_delay=soon: must be an integer from 0 to 4294967295/],
+    [['mode=otel'], /invalid value for trace mode option: otel. Available options are "triton" and "opentelemetry"/],
+  ])('refuses %j in OpenTelemetry mode, naming it', (specs, message) => {
+    expect(refusal('--model-repository=/m', ...specs.map((spec) => `--trace-config=${spec}`))).toMatch(message);
+  });
+
+  it.each([
     ['level=loud', /invalid value for trace level option: loud/],
     ['jaeger,file=/x', /invalid value for trace mode option: jaeger/],
     ['speed=1', /unknown trace setting 'speed'/],

@@ -158,9 +158,9 @@ describe('model repository', () => {
     await expectStatus(load({ 'file:1/model.test': { string_param: '{}' } }), status.INVALID_ARGUMENT, /'file:1\/model.test', expected bytes_param/);
     await expectStatus(load({ colour: { string_param: 'red' } }), status.INVALID_ARGUMENT, /unrecognized load parameter 'colour'/);
     await expectStatus(
-      client.call('RepositoryModelUnload', { model_name: 'm', parameters: { unload_dependents: { bool_param: true } } }),
-      status.UNIMPLEMENTED,
-      /unload_dependents/,
+      client.call('RepositoryModelUnload', { model_name: 'm', parameters: { unload_dependents: { string_param: 'yes' } } }),
+      status.INVALID_ARGUMENT,
+      /'unload_dependents', expected bool_param/,
     );
     await expectStatus(
       client.call('RepositoryModelLoad', { model_name: 'absent' }),

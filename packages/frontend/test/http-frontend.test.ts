@@ -218,7 +218,6 @@ describe('HTTP frontend: model repository extension', () => {
       ['load', { parameters: { config: '{}', 'file:1/model.test': 'not base64!' } }, 400, "load parameter 'file:1/model.test' must be base64 text"],
       ['load', { parameters: { colour: 'blue' } }, 400, "unknown load parameter 'colour'"],
       ['load', { parameters: { config: JSON.stringify({ max_batch_size: 'many' }) } }, 500, 'config.max_batch_size must be an integer'],
-      ['unload', { parameters: { unload_dependents: true } }, 501, "'unload_dependents' is not supported"],
       ['unload', { parameters: { unload_dependents: 1 } }, 400, "'unload_dependents' must be a boolean"],
     ];
     for (const [action, body, status, message] of cases) {

@@ -70,7 +70,8 @@ describe.skipIf(referenceMissing)('the .proto definitions', () => {
             { request: m.resolvedRequestType!.fullName, response: m.resolvedResponseType!.fullName, requestStream: !!m.requestStream, responseStream: !!m.responseStream },
           ]),
         );
-      expect(signature(ours.get(name) as protobuf.Service)).toEqual(signature(theirs));
+      // Ours may have more (grpc.health.v1's Watch, which Triton's health.proto leaves out).
+      expect(signature(ours.get(name) as protobuf.Service)).toMatchObject(signature(theirs));
     },
   );
 });

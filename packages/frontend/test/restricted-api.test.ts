@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Metadata, status, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import { Metadata, status, type ClientReadableStream, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '@tritium/core';
 import { parseCommandLine, UsageError, type ServeOptions } from '../src/cli/arguments.js';
@@ -171,6 +171,11 @@ describe('gRPC frontend with restricted protocols', () => {
     expect({ code: ended.code, details: ended.details }).toEqual({ code: status.UNAVAILABLE, details: "This protocol is restricted, expecting header 'triton-grpc-protocol-k'" });
     await expectStatus(client.call('ModelInfer', { model_name: 'm' }), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-k'");
     await expectStatus(client.check(), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-h'");
+    const watch = client.health.Watch!({ service: '' }) as ClientReadableStream<unknown>;
+    watch.on('error', () => {});
+    watch.on('data', () => {});
+    const watchEnded = await new Promise<StatusObject>((resolve) => watch.on('status', resolve));
+    expect({ code: watchEnded.code, details: watchEnded.details }).toEqual({ code: status.UNAVAILABLE, details: "This protocol is restricted, expecting header 'triton-grpc-protocol-h'" });
     await expectStatus(client.call('ServerReady'), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-h'");
     expect(await callWith(client.health, 'Check', { service: '' }, { 'triton-grpc-protocol-h': 'v' })).toEqual({ status: 'SERVING' });
     await expectStatus(client.call('LogSettings'), status.UNAVAILABLE, "expecting header 'triton-grpc-protocol-l'");

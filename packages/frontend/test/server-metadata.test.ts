@@ -24,7 +24,7 @@ describe('server metadata', () => {
     const overGrpc = ((await client.call('ServerMetadata')) as { extensions: string[] }).extensions;
     expect(overGrpc).toEqual(overHttp);
     expect(new Set(overHttp).size).toBe(overHttp.length);
-    expect(overHttp).toEqual(expect.arrayContaining([...fx.server.metadata().extensions, 'binary_tensor_data', 'classification', 'sequence', 'system_shared_memory', 'parameters', 'schedule_policy']));
+    expect(overHttp).toEqual(expect.arrayContaining([...fx.server.metadata().extensions, 'binary_tensor_data', 'classification', 'sequence', 'system_shared_memory', 'parameters', 'schedule_policy', 'model_repository(unload_dependents)']));
     expect(overHttp).not.toContain('cuda_shared_memory');
   });
 });

@@ -4,7 +4,7 @@ import queue as _queue
 import threading
 
 from .pb.errors import TritonError, TritonModelException, _error_from_wire
-from .pb.requests import InferenceResponse, ResponseIterator
+from .pb.requests import InferenceResponse, InferenceTrace, ResponseIterator
 
 
 class Call:
@@ -79,6 +79,8 @@ class Bls:
                      "correlation_id": cid, "flags": req._flags, "timeout": req._timeout,
                      "priority": req._priority, "request_id": req._request_id,
                      "decoupled": decoupled}
+            if isinstance(req._trace, InferenceTrace) and req._trace._rid is not None:
+                frame["trace"] = req._trace._rid
             if isinstance(cid, int) and cid >= (1 << 53):
                 frame["correlation_id_str"] = str(cid)
         except Exception as e:

@@ -20,6 +20,7 @@ const OFFICIAL_PACKAGES: Readonly<Record<string, string>> = {
   fil: '@tritium/backend-fil',
   tensorrt: '@tritium/backend-tensorrt',
   pytorch: '@tritium/backend-pytorch',
+  llamacpp: '@tritium/backend-llamacpp',
 };
 
 /** One official backend's settings (its entry of ServerOptions.backendSettings): the options its package's factory takes. */

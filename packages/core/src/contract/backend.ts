@@ -39,9 +39,24 @@ export interface Backend {
 export interface CustomMetricFamily {
   readonly name: string;
   readonly description: string;
-  /** Histograms are kept by the backend but not exported yet. */
+  /** A histogram is exported when each of its metrics carries its `histogram`; otherwise it stays with the backend. */
   readonly kind: 'counter' | 'gauge' | 'histogram';
-  readonly metrics: Iterable<{ readonly labels: Readonly<Record<string, string>>; readonly value: number }>;
+  readonly metrics: Iterable<CustomMetric>;
+}
+
+/** One label set's value; for a histogram, its buckets too. */
+export interface CustomMetric {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+  readonly histogram?: CustomHistogramValue;
+}
+
+/** A histogram's state: the count of observations at or below each upper bound (cumulative), their sum and count. */
+export interface CustomHistogramValue {
+  readonly upperBounds: readonly number[];
+  readonly cumulativeCounts: readonly number[];
+  readonly sum: number;
+  readonly count: number;
 }
 
 /** Where a model version's files are. */
@@ -100,14 +115,29 @@ export interface InstanceHealth {
 /** One output map per request; an Error in a slot fails that request alone. */
 export type ExecuteResult = ReadonlyArray<Readonly<Record<string, Tensor>> | Error>;
 
+/**
+ * What a backend may tell of one execution, as Triton's backends report their compute
+ * times: when the batch's inputs were ready for the framework (Triton's COMPUTE_INPUT_END)
+ * and when its outputs began to come back (COMPUTE_OUTPUT_START). The server splits the
+ * execution into compute_input, compute_infer and compute_output from them (statistics,
+ * traces). Times are `performance.now()` milliseconds of the server's thread; now when
+ * left out. Called again, the later call counts. A backend that tells neither has its
+ * whole execution counted as compute_infer.
+ */
+export interface ExecutionReport {
+  inputsReady(time?: number): void;
+  outputsStarted(time?: number): void;
+}
+
 export interface BackendInstance {
   /**
    * Runs a batch of requests. A model that answers once per request returns one
    * output map per request, in order. A decoupled model answers through each
    * request's `response` sender instead and returns nothing. Throwing fails every
-   * request of the batch.
+   * request of the batch. `report` (absent for warmup) hears the execution's compute
+   * times, for a backend that can tell them.
    */
-  execute(requests: readonly BackendRequest[]): Promise<ExecuteResult | void>;
+  execute(requests: readonly BackendRequest[], report?: ExecutionReport): Promise<ExecuteResult | void>;
   /** Whether the instance can serve now (a model's own readiness check); the model is ready only while every instance says so. */
   isReady?(): Promise<boolean>;
   finalize?(): Promise<void>;

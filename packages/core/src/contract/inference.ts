@@ -1,3 +1,4 @@
+import type { CallerTrace } from '../observability/caller-trace.js';
 import type { Tensor, TensorInput } from '../tensor/tensor.js';
 
 export interface InferRequest {
@@ -16,6 +17,8 @@ export interface InferRequest {
   readonly signal?: AbortSignal;
   readonly parameters?: Readonly<Record<string, string | number | boolean>>;
   readonly sequence?: SequenceOptions;
+  /** What the caller adds to the request's trace: the W3C trace context it continues, its own activities (docs/trace.md). */
+  readonly trace?: CallerTrace;
 }
 
 /** An inference under way (InferenceServer.startInference). */

@@ -15,10 +15,18 @@ export interface ModelServer {
   inferStream(modelName: string, request: InferRequest): AsyncGenerator<InferResponse, void, undefined>;
   /** Loads (or reloads) a model, optionally with a config or files of its own. */
   loadModel(name: string, options?: LoadModelOptions): Promise<void>;
-  unloadModel(name: string): Promise<void>;
+  unloadModel(name: string, options?: UnloadModelOptions): Promise<void>;
   isModelReady(name: string, version?: number): Promise<boolean>;
   /** The config a model version runs with, after auto-complete and normalization. */
   modelConfig(name: string, version?: number): Promise<NormalizedModelConfig>;
+}
+
+export interface UnloadModelOptions {
+  /**
+   * Triton's unload_dependents: an ensemble's models are unloaded with it when no other
+   * serving ensemble uses them, and so on down nested ensembles. Default false.
+   */
+  readonly unloadDependents?: boolean;
 }
 
 export interface LoadModelOptions {

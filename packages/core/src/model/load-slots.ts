@@ -99,6 +99,6 @@ export function lendingServer(server: ModelServer, turn: LoadTurn): ModelServer 
     isModelReady: (name, version) => server.isModelReady(name, version),
     modelConfig: (name, version) => server.modelConfig(name, version),
     loadModel: (name, options) => turn.lend(() => server.loadModel(name, options)),
-    unloadModel: (name) => turn.lend(() => server.unloadModel(name)),
+    unloadModel: (name, options) => turn.lend(() => server.unloadModel(name, options)),
   };
 }

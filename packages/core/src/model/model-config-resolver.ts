@@ -76,7 +76,8 @@ export async function resolveModel(
 /** A config replacing config.pbtxt for one load (LoadModelOptions.config). */
 export type ConfigOverride = NonNullable<LoadModelOptions['config']>;
 
-async function readConfig(source: ModelSource, override: ConfigOverride | undefined): Promise<ModelConfig> {
+/** The config a load uses, as written: the override, else the source's config file (none: just the name, for auto-complete). */
+export async function readConfig(source: ModelSource, override: ConfigOverride | undefined): Promise<ModelConfig> {
   if (override === undefined) {
     if (!source.configPath) return { name: source.name };
     return parseModelConfig(await readConfigText(source.configPath), source.configPath);

@@ -9,9 +9,13 @@ import type { ModelServer } from '../contract/model-server.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { ServerLogger } from '../observability/server-logger.js';
 import type { LatencyObserver } from '../observability/statistics.js';
+import type { RateLimiter } from '../scheduling/rate-limiter.js';
 import type { ModelIndexEntry } from '../types.js';
 import { LoadSlots, lendingServer } from './load-slots.js';
-import { resolveModel, type ConfigOverride } from './model-config-resolver.js';
+import { readConfig, resolveModel, type ConfigOverride, type ResolvedModel } from './model-config-resolver.js';
+import { RepositoryAgentRegistry } from '../repository-agents/agent-registry.js';
+import { RepositoryAgentChain } from '../repository-agents/agent-chain.js';
+import { withLoadRetries } from './load-retry.js';
 import { ModelStates } from './model-states.js';
 import { checkEnsembleMembers, ensembleMembers } from './ensemble-members.js';
 import { checkSequenceOptions } from './sequence-request.js';
@@ -34,6 +38,8 @@ interface ManagedModel {
   pending: number;
   /** Removes the directory the serving versions were loaded from, when it was written for their load (ModelSource.removeDirectory). */
   removeDirectory: (() => Promise<void>) | undefined;
+  /** The repository agents of the load the serving versions came from: they hear of the versions' unload. */
+  agents: RepositoryAgentChain | undefined;
 }
 
 export interface ModelManagerOptions {
@@ -51,6 +57,12 @@ export interface ModelManagerOptions {
   readonly maxInstancesPerModel: number;
   /** How many loads run at once (ServerOptions.modelLoadThreadCount). */
   readonly loadThreadCount: number;
+  /** The server's rate limiter (ServerOptions.rateLimit, mode execution_count); none when off. */
+  readonly rateLimiter?: RateLimiter;
+  /** The agents a config's model_repository_agents may name (ServerOptions.repositoryAgents and the built-in ones). */
+  readonly repositoryAgents?: RepositoryAgentRegistry;
+  /** How many times a version's failed load is tried again (ServerOptions.modelLoadRetryCount); default 0. */
+  readonly loadRetryCount?: number;
 }
 
 /**
@@ -69,12 +81,16 @@ export class ModelManager {
   /** Set by stop(): every version drains against this one deadline from then on. */
   private stopDeadline: number | undefined;
   private readonly slots: LoadSlots;
+  private readonly agents: RepositoryAgentRegistry;
+  private readonly loadRetryCount: number;
 
   constructor(
     private readonly registry: BackendRegistry,
     private readonly options: ModelManagerOptions,
   ) {
     this.slots = new LoadSlots(options.loadThreadCount);
+    this.agents = options.repositoryAgents ?? new RepositoryAgentRegistry();
+    this.loadRetryCount = options.loadRetryCount ?? 0;
   }
 
   /** The version to run a request on; otherwise Triton's NOT_FOUND or UNAVAILABLE, with the reason after. */
@@ -239,10 +255,27 @@ export class ModelManager {
     });
   }
 
-  /** Unloads a model; as in Triton, a name that was never loaded is already unloaded. */
-  unload(name: string): Promise<void> {
-    if (!this.models.has(name)) return Promise.resolve();
-    return this.enqueue(name, (model) => this.retireAll(model));
+  /**
+   * Unloads a model; as in Triton, a name that was never loaded is already unloaded. With
+   * `dependents` (Triton's unload_dependents), the models an ensemble uses go with it
+   * when no other serving ensemble uses them, and so on down nested ensembles.
+   */
+  async unload(name: string, dependents = false): Promise<void> {
+    const names = dependents ? this.withMembers(name) : [name];
+    await Promise.all(names.filter((each) => this.models.has(each)).map((each) => this.enqueue(each, (model) => this.retireAll(model))));
+  }
+
+  /** `name` and the models its ensemble uses that nothing else serving uses, level after level (Triton's cascading removal). */
+  private withMembers(name: string): string[] {
+    const removed = new Set([name]);
+    const membersOf = (model: string) => [...(this.models.get(model)?.serving.values() ?? [])].flatMap((served) => ensembleMembers(served.context.config));
+    const usedElsewhere = (member: string) => [...this.models.keys()].some((other) => !removed.has(other) && membersOf(other).includes(member));
+    for (let level = [name]; level.length > 0; ) {
+      const next = [...new Set(level.flatMap(membersOf))].filter((member) => !removed.has(member) && !usedElsewhere(member));
+      for (const member of next) removed.add(member);
+      level = next;
+    }
+    return [...removed];
   }
 
   /**
@@ -262,20 +295,22 @@ export class ModelManager {
   }
 
   private async loadNow(model: ManagedModel, source: ModelSource, override?: ConfigOverride): Promise<void> {
-    let resolved;
+    let prepared;
     try {
       // Auto-complete may start a backend's process (a Python stub): it waits for a slot too.
-      resolved = await this.slots.run(() => resolveModel(source, override, this.registry, { maxInstancesPerModel: this.options.maxInstancesPerModel }));
+      prepared = await this.slots.run(() => this.resolveWithAgents(source, override));
     } catch (error) {
       const failure = InferenceError.from(error, 'UNAVAILABLE');
       this.recordModelFailure(model, failure);
       throw this.pollFailure(source.name, failure);
     }
+    const { resolved, agents } = prepared;
     if (resolved.config.ensemble_scheduling) {
       try {
         // Without a slot: the members' loads may need them all.
         await this.checkEnsemble(source.name, resolved.config);
       } catch (error) {
+        await agents.fail();
         const failure = InferenceError.from(error, 'UNAVAILABLE');
         this.recordModelFailure(model, failure);
         throw new InferenceError('INVALID_ARG', `load failed for model '${source.name}': ${failure.message}`, { cause: error });
@@ -290,7 +325,12 @@ export class ModelManager {
         const server = lendingServer(this.options.server, turn);
         const context = { ...files, name: source.name, config: resolved.config, server, logger: this.options.logger };
         const observer = this.options.observerFor?.(source.name, files.version);
-        return turn.run(() => ServedModelVersion.load(resolved.backend, context, this.options.maxInstancesPerModel, this.options.logger, this.options.server, observer));
+        const load = () => ServedModelVersion.load(resolved.backend, context, { maxInstances: this.options.maxInstancesPerModel, log: this.options.logger, server: this.options.server, observer, rateLimiter: this.options.rateLimiter });
+        return turn.run(() =>
+          withLoadRetries(this.loadRetryCount, load, (error, attempt) =>
+            this.options.logger.error(`failed to load '${source.name}' version ${files.version} (attempt ${attempt} of ${this.loadRetryCount + 1}, trying again): ${InferenceError.from(error).message}`),
+          ),
+        );
       }),
     );
     const failures = loaded.flatMap((result, i) =>
@@ -299,6 +339,7 @@ export class ModelManager {
     const next = new Map(loaded.flatMap((result) => (result.status === 'fulfilled' ? [[result.value.version, result.value] as const] : [])));
     if (failures.length > 0 || this.closed) {
       await Promise.all([...next.values()].map((served) => served.unload(this.drainDeadline(), this.options.exitTimeoutMs)));
+      await agents.fail();
       for (const { version, error } of failures) this.recordVersionFailure(model, version, error);
       for (const version of next.keys()) {
         if (!model.serving.has(version)) model.states.set(version, 'UNAVAILABLE', 'another version of the model failed to load');
@@ -312,16 +353,36 @@ export class ModelManager {
     for (const served of next.values()) served.cache = cache;
     const previous = model.serving;
     const previousDirectory = model.removeDirectory;
+    const previousAgents = model.agents;
     model.serving = next;
     model.removeDirectory = source.removeDirectory;
+    model.agents = agents;
+    void agents.complete();
+    void previousAgents?.unload();
     model.latest = highest(next);
     model.states.keepOnly(new Set([...next.keys(), ...resolved.missingVersions, ...previous.keys()]));
     // Read when asked: a backend's description may change while the version serves (an ONNX model's thread choice).
     for (const [version, served] of next) model.states.set(version, 'READY', () => served.description ?? '', previous.has(version));
     // Retiring first, so that a serving version the policy still names but whose directory is gone ends UNAVAILABLE with that reason.
-    void this.removeAfter([...previous].map(([version, served]) => this.retire(model, served, !next.has(version))), previousDirectory);
+    void this.removeAfter([...previous].map(([version, served]) => this.retire(model, served, !next.has(version))), afterRetired(previousAgents, previousDirectory));
     for (const version of resolved.missingVersions) {
       model.states.set(version, 'UNAVAILABLE', `version ${version} is named by the version policy but has no directory`);
+    }
+  }
+
+  /**
+   * The load's config, the repository agents it names run on the model (as Triton's, before
+   * the config is completed: they may move the model), then the model resolved where they
+   * left it. A failure after the agents ran tells them.
+   */
+  private async resolveWithAgents(source: ModelSource, override: ConfigOverride | undefined): Promise<{ resolved: ResolvedModel; agents: RepositoryAgentChain }> {
+    const config = await readConfig(source, override);
+    const agents = await RepositoryAgentChain.start(this.agents, source, config, this.options.logger);
+    try {
+      return { resolved: await resolveModel(agents.source, config, this.registry, { maxInstancesPerModel: this.options.maxInstancesPerModel }), agents };
+    } catch (error) {
+      await agents.fail();
+      throw error;
     }
   }
 
@@ -350,10 +411,14 @@ export class ModelManager {
   private async retireAll(model: ManagedModel): Promise<void> {
     const versions = [...model.serving.values()];
     const removeDirectory = model.removeDirectory;
+    const agents = model.agents;
     model.serving = new Map();
     model.latest = undefined;
     model.removeDirectory = undefined;
-    await this.removeAfter(versions.map((served) => this.retire(model, served, true)), removeDirectory);
+    model.agents = undefined;
+    // Not awaited: stop() must find the retirements registered at once. The chain runs unload before unload_complete.
+    void agents?.unload();
+    await this.removeAfter(versions.map((served) => this.retire(model, served, true)), afterRetired(agents, removeDirectory));
   }
 
   /**
@@ -402,7 +467,7 @@ export class ModelManager {
     if (this.closed) return Promise.reject(stopping(name));
     let model = this.models.get(name);
     if (!model) {
-      model = { name, serving: new Map(), latest: undefined, draining: new Set(), states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0, removeDirectory: undefined };
+      model = { name, serving: new Map(), latest: undefined, draining: new Set(), states: new ModelStates(name, this.options.onStateChange), queue: Promise.resolve(), pending: 0, removeDirectory: undefined, agents: undefined };
       this.models.set(name, model);
     }
     model.pending++;
@@ -421,6 +486,15 @@ export class ModelManager {
 /** Index order: by model name, then version (a model-level entry first). */
 export function byNameThenVersion(a: ModelIndexEntry, b: ModelIndexEntry): number {
   return a.name.localeCompare(b.name) || (a.version ?? -1) - (b.version ?? -1);
+}
+
+/** What runs once retired versions are finalized: their agents hear unload_complete, then a directory written for their load goes. */
+function afterRetired(agents: RepositoryAgentChain | undefined, removeDirectory: (() => Promise<void>) | undefined): (() => Promise<void>) | undefined {
+  if (!agents) return removeDirectory;
+  return async () => {
+    await agents.unloadComplete();
+    await removeDirectory?.();
+  };
 }
 
 function highest(versions: ReadonlyMap<number, ServedModelVersion>): ServedModelVersion | undefined {

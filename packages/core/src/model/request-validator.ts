@@ -1,4 +1,5 @@
 import { requestShape } from '../config/request-shape.js';
+import { checkCallerTrace } from '../observability/caller-trace.js';
 import type { NormalizedModelConfig } from '../config/schema.js';
 import type { InferRequest } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
@@ -97,6 +98,7 @@ export class RequestValidator {
       priority: nonNegativeInteger('priority', request.priority) ?? 0,
       timeoutMicroseconds: nonNegativeInteger('timeoutMicroseconds', request.timeoutMicroseconds) ?? 0,
       signal: request.signal,
+      trace: checkCallerTrace(request.trace),
       sequence,
     };
   }

@@ -12,6 +12,7 @@ import type { ServerLogger } from '../observability/server-logger.js';
 import { ModelStatisticsRecorder, type LatencyObserver } from '../observability/statistics.js';
 import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
+import { LimitedInstance, type RateLimiter } from '../scheduling/rate-limiter.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
 import { ModelOutputs } from '../scheduling/model-outputs.js';
 import type { ResponseSink } from '../scheduling/response-channel.js';
@@ -32,6 +33,19 @@ import { withTimeout } from './with-timeout.js';
  * few at a time instead of all together.
  */
 const INSTANCES_STARTED_AT_ONCE = 8;
+
+/** What loading a version needs of the server. */
+export interface VersionLoadOptions {
+  /** The most instances the version may have (ServerOptions.maxInstancesPerModel). */
+  readonly maxInstances: number;
+  readonly log: ServerLogger;
+  /** The InferenceServer: the request channels name it. */
+  readonly server: object;
+  /** Takes per-request latencies for metrics. */
+  readonly observer?: LatencyObserver;
+  /** The server's rate limiter, when its mode is execution_count. */
+  readonly rateLimiter?: RateLimiter;
+}
 
 /**
  * One loaded model version: its backend model, instances, scheduler, the door check
@@ -88,25 +102,29 @@ export class ServedModelVersion implements CacheableVersion {
 
   /**
    * Creates the backend model and every instance of every instance group (at most
-   * `maxInstances`, a few at a time); `observer` takes per-request latencies for metrics.
+   * `maxInstances`, a few at a time), under the server's rate limiter when it has one.
    * Each step is a verbose line of level 1 in `log`, each request two of level 2.
    */
-  static async load(backend: Backend, context: ModelContext, maxInstances: number, log: ServerLogger, server: object, observer?: LatencyObserver): Promise<ServedModelVersion> {
+  static async load(backend: Backend, context: ModelContext, options: VersionLoadOptions): Promise<ServedModelVersion> {
+    const { maxInstances, log, server, observer, rateLimiter } = options;
     const started = performance.now();
     const where = `model '${context.name}' version ${context.version}`;
     // Built first: a bad sample or too many instances fails the load before anything starts.
     const samples = await warmupSamples(context);
     const names = modelInstances(backend, context, maxInstances);
     log.verbose(`${where}: loading with backend '${backend.name}', instances ${names.map(describeInstance).join(', ')}`);
+    const pool = new InstancePool(names.length);
+    // Also before anything starts: resources the rate limiter cannot give refuse the load.
+    if (rateLimiter) pool.limit(rateLimiter, limitedInstances(context, names, pool));
     let model: BackendModel;
     try {
       model = await backend.createModel(context);
     } catch (error) {
+      pool.unlimit();
       throw InferenceError.from(error, 'UNAVAILABLE', where);
     }
     const statistics = new ModelStatisticsRecorder(context.name, context.version, observer);
     const facts = modelFactsOf(context);
-    const pool = new InstancePool(names.length);
     const created = await runBounded(names, INSTANCES_STARTED_AT_ONCE, (instance, i) => model.createInstance({ ...instance, health: pool.reporter(i) }));
     const instances = created.values.filter((instance) => instance !== undefined);
     try {
@@ -123,6 +141,7 @@ export class ServedModelVersion implements CacheableVersion {
       log.verbose(`${where}: scheduled by ${scheduler.constructor.name}; loaded in ${served.loadDurationMs.toFixed(1)} ms`);
       return served;
     } catch (error) {
+      pool.unlimit();
       await finalizeAll(instances, model);
       throw InferenceError.from(error, 'UNAVAILABLE', where);
     }
@@ -198,6 +217,7 @@ export class ServedModelVersion implements CacheableVersion {
         `model '${this.context.name}' version ${this.version}: an execution was still running ${graceMs} ms after the exit timeout; finalizing its instances anyway`,
       );
     }
+    this.pool.unlimit();
     await finalizeAll(this.pool.attached().map((runner) => runner.instance), this.model);
     this.statistics.close();
     this.log.verbose(`${where}: unloaded`);
@@ -236,7 +256,7 @@ export class ServedModelVersion implements CacheableVersion {
     if (error) this.statistics.recordFailure(request.arrivalTime, end, failureReason(request, error));
     // As Triton: a hit is a success, but no inference (inference_count counts what models ran).
     else if (hitLookup !== undefined) this.statistics.recordCacheHit(hitLookup, end);
-    else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end);
+    else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end, request.executionTimes);
     if (requestEndChannel.hasSubscribers || requestErrorChannel.hasSubscribers) publishEnd(request, error, end, hitLookup !== undefined);
     if (this.outstanding.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
@@ -274,4 +294,13 @@ async function finalizeAll(instances: readonly BackendInstance[], model: Backend
   for (const result of results) {
     if (result.status === 'rejected') emitTritiumWarning('TRITIUM_W006', `finalize failed: ${String(result.reason)}`);
   }
+}
+
+/** Each instance's place with the rate limiter, from its group's rate_limiter block; a CPU instance counts as device 0, as in Triton. */
+function limitedInstances(context: ModelContext, names: readonly Omit<InstanceContext, 'health'>[], pool: InstancePool): LimitedInstance[] {
+  const groups = new Map(context.config.instance_group.map((group) => [group.name, group]));
+  return names.map((instance, i) => {
+    const limit = groups.get(instance.name.slice(0, instance.name.lastIndexOf('_')))?.rate_limiter;
+    return new LimitedInstance(`model '${context.name}' instance ${instance.name}`, { resources: limit?.resources ?? [], priority: limit?.priority ?? 0 }, instance.deviceId ?? 0, () => pool.grant(i));
+  });
 }

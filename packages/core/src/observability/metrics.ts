@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry, Summary } from 'prom-client';
-import type { Backend } from '../contract/backend.js';
+import type { Backend, CustomMetric } from '../contract/backend.js';
 import { BucketHistogram } from './bucket-histogram.js';
 import { FAILURE_REASONS } from './failure-reason.js';
 import type { LatencyObserver, ModelStatisticsRecorder } from './statistics.js';
@@ -65,7 +65,7 @@ export class ServerMetrics {
     compute?: BucketHistogram;
   };
   /** Models' own families, by name: the label names each was registered with, and its values at the last scrape. */
-  private readonly custom = new Map<string, { labelNames: string[]; latest: Array<{ labels: Readonly<Record<string, string>>; value: number }> }>();
+  private readonly custom = new Map<string, { labelNames: string[]; latest: CustomMetric[] }>();
   /** Every metric name this server registered, removed again by close() (the registry may be the application's). */
   private readonly registered: string[] = [];
 
@@ -206,8 +206,9 @@ export class ServerMetrics {
   private registerCustomFamilies(): void {
     for (const backend of this.source.backends()) {
       for (const family of backend.customMetrics?.() ?? []) {
-        if (family.kind === 'histogram') continue;
         const metrics = [...family.metrics];
+        // A histogram without its buckets (a Python model's) stays with its backend.
+        if (family.kind === 'histogram' && !metrics.every((metric) => metric.histogram)) continue;
         const labelNames = [...new Set(metrics.flatMap((metric) => Object.keys(metric.labels)))];
         let known = this.custom.get(family.name);
         if (known && labelNames.every((name) => known!.labelNames.includes(name))) {
@@ -219,6 +220,10 @@ export class ServerMetrics {
         if (known) this.registry.removeSingleMetric(family.name);
         const entry = (known = { labelNames: [...new Set([...(known?.labelNames ?? []), ...labelNames])], latest: metrics });
         this.custom.set(family.name, entry);
+        if (family.kind === 'histogram') {
+          this.registry.registerMetric(customHistogram(family.name, family.description || family.name, entry) as never);
+          continue;
+        }
         const Metric = family.kind === 'counter' ? Counter : Gauge;
         new Metric({
           name: family.name,
@@ -233,4 +238,29 @@ export class ServerMetrics {
       }
     }
   }
+}
+
+/** A backend's histogram as prom-client's Registry renders one: cumulative buckets, +Inf, _sum and _count per label set, read at each scrape. */
+function customHistogram(name: string, help: string, entry: { latest: CustomMetric[] }) {
+  return {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get: () => ({
+      name,
+      help,
+      type: 'histogram',
+      aggregator: 'sum',
+      values: entry.latest.flatMap(({ labels, histogram }) => {
+        const { upperBounds, cumulativeCounts, sum, count } = histogram!;
+        return [
+          ...upperBounds.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le, ...labels }, value: cumulativeCounts[i]! })),
+          { metricName: `${name}_bucket`, labels: { le: '+Inf', ...labels }, value: count },
+          { metricName: `${name}_sum`, labels, value: sum },
+          { metricName: `${name}_count`, labels, value: count },
+        ];
+      }),
+    }),
+  };
 }

@@ -1,5 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import type { InferenceError, InferenceErrorCode } from '../errors.js';
+import type { CallerTrace } from './caller-trace.js';
 import type { Tensor } from '../tensor/tensor.js';
 
 /**
@@ -15,6 +16,14 @@ export const REQUEST_CHANNELS = {
   queue: 'tritium:request:queue',
   /** COMPUTE_START: a backend instance began executing the batch the request is in. */
   computeStart: 'tritium:request:compute:start',
+  /**
+   * COMPUTE_INPUT_END: the execution's inputs were ready for the framework, as its backend
+   * reported (ExecutionReport.inputsReady); published when the execution returns, just
+   * before compute:end, and only for a backend that reports it.
+   */
+  computeInputEnd: 'tritium:request:compute:input:end',
+  /** COMPUTE_OUTPUT_START: its outputs began to come back (ExecutionReport.outputsStarted); published as compute:input:end is. */
+  computeOutputStart: 'tritium:request:compute:output:start',
   /** COMPUTE_END: that execution returned. */
   computeEnd: 'tritium:request:compute:end',
   /** The request failed; published just before its end. */
@@ -36,7 +45,10 @@ export interface RequestView {
    * the servers of one process apart; undefined for a request whose start it did not hear.
    */
   readonly server: object | undefined;
-  /** The ensemble request this one is a step of (Triton's trace `parent_id`), when it is one. */
+  /**
+   * The request this one was made for (Triton's trace `parent_id`): the ensemble request
+   * it is a step of, or the request whose model made it as a BLS call (startChildRequest).
+   */
   readonly parent: RequestView | undefined;
   /** The caller's request id ('' when none; an ensemble's steps carry the ensemble's). */
   readonly id: string;
@@ -47,6 +59,8 @@ export interface RequestView {
   readonly batchSize: number;
   readonly priority: number;
   readonly arrivalTime: number;
+  /** What the caller added to the request's trace (InferRequest.trace), when it did. */
+  readonly trace: CallerTrace | undefined;
 }
 
 /** A stage of a request: start and queue. */
@@ -68,7 +82,7 @@ export interface ExecutionView {
   readonly requestCount: number;
 }
 
-/** compute:start and compute:end, once for each request of the execution. */
+/** compute:start, compute:input:end, compute:output:start and compute:end, once for each request of the execution. */
 export interface RequestComputeMessage extends RequestStageMessage {
   readonly execution: ExecutionView;
   /**
@@ -97,6 +111,8 @@ export interface RequestEndMessage extends RequestStageMessage {
 export const requestStartChannel = channel(REQUEST_CHANNELS.start);
 export const requestQueueChannel = channel(REQUEST_CHANNELS.queue);
 export const requestComputeStartChannel = channel(REQUEST_CHANNELS.computeStart);
+export const requestComputeInputEndChannel = channel(REQUEST_CHANNELS.computeInputEnd);
+export const requestComputeOutputStartChannel = channel(REQUEST_CHANNELS.computeOutputStart);
 export const requestComputeEndChannel = channel(REQUEST_CHANNELS.computeEnd);
 export const requestErrorChannel = channel(REQUEST_CHANNELS.error);
 export const requestEndChannel = channel(REQUEST_CHANNELS.end);

@@ -1,8 +1,9 @@
 import type { Channel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
-import type { ExecuteResult } from '../contract/backend.js';
+import type { BackendRequest, ExecuteResult } from '../contract/backend.js';
 import type { InferRequest } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
+import { checkCallerTrace, type CallerTrace } from './caller-trace.js';
 import type { Tensor } from '../tensor/tensor.js';
 import {
   requestEndChannel,
@@ -34,7 +35,7 @@ export interface ExecutedRequest {
 }
 
 let serials = 0;
-/** The ensemble request whose step the server is starting now (startStep), taken by the step's start. */
+/** The request whose child (an ensemble step, a BLS call) the server is starting now (startStep), taken by the child's start. */
 let stepParent: RequestView | undefined;
 
 /**
@@ -51,6 +52,17 @@ export function startStep<T>(parent: ObservedRequest, start: () => T): T {
   } finally {
     stepParent = outer;
   }
+}
+
+/**
+ * For backends: runs `start`, which starts a request through the server (ModelContext.server's
+ * infer, startInference, inferStream), so that the new request is a child of `parent`, a
+ * request the backend is executing, in the request channels and traces (Triton's
+ * TRITONSERVER_InferenceTraceSpawnChildTrace, as its Python backend does for a BLS call).
+ */
+export function startChildRequest<T>(parent: BackendRequest, start: () => T): T {
+  const observed = (parent as Partial<ExecutedRequest>).observed;
+  return observed ? startStep(observed, start) : start();
 }
 
 /** tritium:request:start for an accepted request. */
@@ -108,7 +120,8 @@ export function publishRefusal(server: object, modelName: string, modelVersion: 
   const time = performance.now();
   const id = typeof request?.id === 'string' ? request.id : '';
   const priority = typeof request?.priority === 'number' ? request.priority : 0;
-  const refused: ObservedRequest = { modelName, modelVersion, id, batchSize: 0, priority, arrivalTime: time, executeStart: 0, channelView: undefined };
+  const trace = checkedOrNone(request?.trace);
+  const refused: ObservedRequest = { modelName, modelVersion, id, batchSize: 0, priority, arrivalTime: time, trace, executeStart: 0, channelView: undefined };
   if (requestStartChannel.hasSubscribers) publishStart(refused, server);
   publishEnd(refused, InferenceError.from(error), time, false);
 }
@@ -119,12 +132,21 @@ function viewOf(request: ObservedRequest): RequestView {
 }
 
 function newView(request: ObservedRequest, parent: RequestView | undefined, server: object | undefined): RequestView {
-  const { id, modelName, modelVersion, batchSize, priority, arrivalTime } = request;
-  return { serial: ++serials, server, parent, id, modelName, modelVersion, batchSize, priority, arrivalTime };
+  const { id, modelName, modelVersion, batchSize, priority, arrivalTime, trace } = request;
+  return { serial: ++serials, server, parent, id, modelName, modelVersion, batchSize, priority, arrivalTime, trace };
 }
 
 function executionOf(requests: readonly ExecutedRequest[]): ExecutionView {
   let batchSize = 0;
   for (const request of requests) batchSize += request.batchSize;
   return { batchSize, requestCount: requests.length };
+}
+
+/** A refused request's trace, unless the trace is what was wrong with it. */
+function checkedOrNone(trace: unknown): CallerTrace | undefined {
+  try {
+    return checkCallerTrace(trace);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { Tensor } from '../tensor/tensor.js';
+import { ChannelSubscription } from './channel-subscription.js';
 import { REQUEST_CHANNELS, type RequestComputeMessage, type RequestQueueMessage, type RequestStageMessage, type RequestView } from './request-channels.js';
 import type { TraceSampler } from './trace-sampler.js';
 import { tensorEntry } from './trace-tensor.js';
@@ -26,39 +26,44 @@ interface Trace {
   readonly id: number;
   readonly entries: string[];
   readonly root: boolean;
+  /** How many of the caller's activities (RequestView.trace) are written so far. */
+  callerWritten: number;
 }
-
-type Listener = (message: unknown) => void;
 
 /**
  * Triton-mode tracing of one server's requests, built on the request channels: it
  * subscribes only while some trace setting traces, so with tracing off the request path
  * pays one `hasSubscribers` check per stage. A request is sampled when it starts, by the
- * setting for its model; an ensemble's steps are traced with it, as child traces naming
- * it in `parent_id`. A trace is collected when its request ends.
+ * setting for its model; an ensemble's steps and BLS calls are traced with it, as child
+ * traces naming it in `parent_id`. The caller's activities (a frontend's HTTP_RECV_START,
+ * …, on the request's CallerTrace) go into its trace as Triton's frontends write them:
+ * those stamped before the request started ahead of its entries, the rest after its
+ * REQUEST_END. A trace is collected when its request ends and its caller has ended.
  */
 export class RequestTracer {
   private readonly traces = new WeakMap<RequestView, Trace>();
+  /** Sampled traces whose request has ended, waiting for their caller to end: each one's finish. */
+  private readonly awaitingCaller = new Set<() => void>();
   private nextId = 1;
-  private subscribed = false;
-  private readonly listeners: [channel: string, listener: Listener][] = [
+  private readonly subscription = new ChannelSubscription([
     [REQUEST_CHANNELS.start, (message) => this.started(message as RequestStageMessage)],
     [REQUEST_CHANNELS.queue, (message) => this.queued(message as RequestQueueMessage)],
     [REQUEST_CHANNELS.computeStart, (message) => this.stamp(message as RequestStageMessage, 'COMPUTE_START')],
+    [REQUEST_CHANNELS.computeInputEnd, (message) => this.stamp(message as RequestStageMessage, 'COMPUTE_INPUT_END')],
+    [REQUEST_CHANNELS.computeOutputStart, (message) => this.stamp(message as RequestStageMessage, 'COMPUTE_OUTPUT_START')],
     [REQUEST_CHANNELS.computeEnd, (message) => this.computed(message as RequestComputeMessage)],
     [REQUEST_CHANNELS.end, (message) => this.ended(message as RequestStageMessage)],
-  ];
+  ]);
 
   constructor(
     private readonly server: object,
     private readonly samplerFor: (model: string) => TraceSampler,
   ) {}
 
-  /** Subscribes while `on`, and only then. */
+  /** Subscribes while `on`, and only then; going off (or the server stopping), writes the traces still waiting for their caller. */
   setActive(on: boolean): void {
-    if (on === this.subscribed) return;
-    this.subscribed = on;
-    for (const [channel, listener] of this.listeners) (on ? subscribe : unsubscribe)(channel, listener);
+    this.subscription.set(on);
+    if (!on) for (const finish of [...this.awaitingCaller]) finish();
   }
 
   private started({ request, time }: RequestStageMessage): void {
@@ -77,11 +82,13 @@ export class RequestTracer {
       group = { sampler, timestamps: levels.includes('TIMESTAMPS'), tensors: levels.includes('TENSORS'), traces: [] };
     }
     const id = this.nextId++;
-    const trace: Trace = { group, id, entries: [], root: !parent };
+    const trace: Trace = { group, id, entries: [], root: !parent, callerWritten: 0 };
     group.traces.push(trace.entries);
     this.traces.set(request, trace);
     // As Triton: the entry naming the trace comes with its first timestamp, so the TENSORS level alone has none.
     if (!group.timestamps) return;
+    // As Triton's frontends: what they stamped before handing the request over comes first.
+    this.writeCallerActivities(request, trace);
     const model = `{"id":${id},"model_name":${JSON.stringify(request.modelName)},"model_version":${request.modelVersion ?? -1}`;
     const requestId = request.id === '' ? '' : `,"request_id":${JSON.stringify(request.id)}`;
     const parentId = parent ? `,"parent_id":${parent.id}` : '';
@@ -101,7 +108,17 @@ export class RequestTracer {
 
   private stamp({ request, time }: RequestStageMessage, activity: string): void {
     const trace = this.traces.get(request);
-    if (trace?.group.timestamps) trace.entries.push(`{"id":${trace.id},"timestamps":[{"name":"${activity}","ns":${nanoseconds(time)}}]}`);
+    if (trace?.group.timestamps) trace.entries.push(timestampEntry(trace.id, activity, time));
+  }
+
+  /** The caller's activities not yet written. */
+  private writeCallerActivities(request: RequestView, trace: Trace): void {
+    const activities = request.trace?.activities;
+    if (!activities || !trace.group.timestamps) return;
+    for (; trace.callerWritten < activities.length; trace.callerWritten++) {
+      const { name, time } = activities[trace.callerWritten]!;
+      trace.entries.push(timestampEntry(trace.id, name, time));
+    }
   }
 
   private tensors(request: RequestView, activity: 'TENSOR_QUEUE_INPUT' | 'TENSOR_BACKEND_OUTPUT', tensors: Readonly<Record<string, Tensor>> | undefined): void {
@@ -111,10 +128,26 @@ export class RequestTracer {
   }
 
   private ended(message: RequestStageMessage): void {
-    const trace = this.traces.get(message.request);
+    const { request } = message;
+    const trace = this.traces.get(request);
     if (!trace) return;
     this.stamp(message, 'REQUEST_END');
-    this.traces.delete(message.request);
-    if (trace.root) trace.group.sampler.collect(trace.group.traces.flatMap((entries) => (entries.length > 0 ? [entries.join(',')] : [])).join(','));
+    this.traces.delete(request);
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      this.awaitingCaller.delete(finish);
+      this.writeCallerActivities(request, trace);
+      if (trace.root) trace.group.sampler.collect(trace.group.traces.flatMap((entries) => (entries.length > 0 ? [entries.join(',')] : [])).join(','));
+    };
+    if (!request.trace) return finish();
+    // A frontend stamps its send activities after the response, and ends the CallerTrace once it has written it (or failed to).
+    this.awaitingCaller.add(finish);
+    request.trace.whenEnded(finish);
   }
+}
+
+function timestampEntry(id: number, activity: string, time: number): string {
+  return `{"id":${id},"timestamps":[{"name":${JSON.stringify(activity)},"ns":${nanoseconds(time)}}]}`;
 }

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { ExecutionTimes } from '../scheduling/execution-times.js';
 import { FAILURE_REASONS, type FailureReason } from './failure-reason.js';
 
 /** A count and a total duration, as Triton's statistics report them. */
@@ -53,9 +54,9 @@ const stat = (): DurationStat => ({ count: 0, ns: 0 });
 const NS_PER_MS = 1e6;
 
 /**
- * Accumulates one model version's statistics. Backends report one execute duration,
- * so it is all counted as compute_infer; compute_input/compute_output stay zero until
- * a backend reports them apart.
+ * Accumulates one model version's statistics. An execution splits into compute_input,
+ * compute_infer and compute_output at the times its backend reported (ExecutionTimes),
+ * as Triton's do; a backend that reports none has it all counted as compute_infer.
  */
 export class ModelStatisticsRecorder {
   private readonly stats: ModelStatistics;
@@ -88,19 +89,19 @@ export class ModelStatisticsRecorder {
     };
   }
 
-  /** Times are performance.now() milliseconds. */
-  recordSuccess(batchSize: number, arrival: number, executeStart: number, end: number): void {
+  /** Times are performance.now() milliseconds; `times`: what the backend reported of the request's execution. */
+  recordSuccess(batchSize: number, arrival: number, executeStart: number, end: number, times?: ExecutionTimes): void {
     const s = this.stats.inference_stats;
     this.stats.inference_count += batchSize;
     // The clock the end time comes from, turned to epoch milliseconds without a Date.now() call.
     this.stats.last_inference = Math.round(performance.timeOrigin + end);
     add(s.success, (end - arrival) * NS_PER_MS);
     add(s.queue, (executeStart - arrival) * NS_PER_MS);
-    add(s.compute_infer, (end - executeStart) * NS_PER_MS);
+    const inferNs = addComputePhases(s, executeStart, end, times);
     if (this.observer) {
       this.observer.request((end - arrival) * 1000);
       this.observer.queue((executeStart - arrival) * 1000);
-      this.observer.computeInfer((end - executeStart) * 1000);
+      this.observer.computeInfer(inferNs / 1000);
     }
   }
 
@@ -127,16 +128,14 @@ export class ModelStatisticsRecorder {
     this.observer?.firstResponse((at - arrival) * 1000);
   }
 
-  recordExecution(batchSize: number, start: number, end: number): void {
+  recordExecution(batchSize: number, start: number, end: number, times?: ExecutionTimes): void {
     this.stats.execution_count += 1;
     let batch = this.batches.get(batchSize);
     if (!batch) {
       batch = { batch_size: batchSize, compute_input: stat(), compute_infer: stat(), compute_output: stat() };
       this.batches.set(batchSize, batch);
     }
-    add(batch.compute_input, 0);
-    add(batch.compute_infer, (end - start) * NS_PER_MS);
-    add(batch.compute_output, 0);
+    addComputePhases(batch, start, end, times);
   }
 
   /** Whether per-request observations are wanted (summaries or histograms are on). */
@@ -168,4 +167,18 @@ export class ModelStatisticsRecorder {
 function add(target: DurationStat, ns: number): void {
   target.count += 1;
   target.ns += Math.round(ns);
+}
+
+/**
+ * Adds an execution from `start` to `end` as its three phases, split where its backend
+ * reported (unreported: all of it compute_infer); returns the compute_infer nanoseconds.
+ */
+function addComputePhases(target: Omit<BatchStat, 'batch_size'>, start: number, end: number, times: ExecutionTimes | undefined): number {
+  const inferStart = times?.inputEnd(end) ?? start;
+  const inferEnd = times?.outputStart(end) ?? end;
+  const inferNs = (inferEnd - inferStart) * NS_PER_MS;
+  add(target.compute_input, (inferStart - start) * NS_PER_MS);
+  add(target.compute_infer, inferNs);
+  add(target.compute_output, (end - inferEnd) * NS_PER_MS);
+  return inferNs;
 }

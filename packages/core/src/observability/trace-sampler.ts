@@ -31,13 +31,22 @@ export class TraceSampler {
     return this.remaining;
   }
 
-  /** Whether to trace the request arriving now. */
-  sample(): boolean {
-    if (!this.active || this.retired || this.remaining === 0) return false;
-    if (++this.seen % this.settings.trace_rate !== 0) return false;
-    if (this.remaining > 0) this.remaining--;
-    this.created++;
-    return true;
+  /**
+   * Whether to trace the request arriving now. `continued`: the request continues a
+   * caller's trace (OpenTelemetry mode), which Triton traces whenever the level is on,
+   * whatever the rate and count; it still counts for the rate, and takes from the count
+   * when it falls on the rate.
+   */
+  sample(continued = false): boolean {
+    if (this.retired || !isTracing(this.settings)) return false;
+    if (!continued && (!this.active || this.remaining === 0)) return false;
+    // A rate of 0 (OpenTelemetry mode at start) samples nothing by rate.
+    const onRate = this.settings.trace_rate !== 0 && ++this.seen % this.settings.trace_rate === 0 && this.remaining !== 0;
+    if (onRate) {
+      if (this.remaining > 0) this.remaining--;
+      this.created++;
+    }
+    return onRate || continued;
   }
 
   /** A sampled trace ended: `entries` is its JSON entries (and its child traces'), comma-joined. */

@@ -25,7 +25,7 @@ export class TraceSettingTable {
   private readonly files = new Map<string, TraceFile>();
 
   constructor(private readonly startup: TraceSettings) {
-    const reason = invalidReason(startup);
+    const reason = invalidReason(startup, true);
     if (reason) throw new InferenceError('INVALID_ARG', `invalid trace settings: ${reason}`);
     this.global = { own: {}, sampler: this.samplerOf(startup) };
   }

@@ -1,4 +1,5 @@
 import { DIRECTORY, sameSnapshot, snapshotDirectory, type DirectorySnapshot } from './fingerprint.js';
+import type { ModelSource } from './model-source.js';
 
 interface Baseline {
   /** The directory as the last load read it. */
@@ -19,19 +20,19 @@ export class ModelChangeTracker {
   private readonly baselines = new Map<string, Baseline>();
 
   /** True when the model was never loaded from its directory or its files differ from what the last load read. */
-  async changed(name: string, directory: string): Promise<boolean> {
-    const baseline = this.baselines.get(name);
-    return !baseline || !sameSnapshot(baseline.files, await snapshotDirectory(directory));
+  async changed(source: ModelSource): Promise<boolean> {
+    const baseline = this.baselines.get(source.name);
+    return !baseline || !sameSnapshot(baseline.files, await snapshotOf(source));
   }
 
   /** Runs a load of the model, recording its directory as the load found it, whether the load succeeds or not. */
-  async track(name: string, directory: string, load: () => Promise<void>): Promise<void> {
-    const before = await snapshotDirectory(directory);
+  async track(source: ModelSource, load: () => Promise<void>): Promise<void> {
+    const before = await snapshotOf(source);
     try {
       await load();
     } finally {
-      const after = await snapshotDirectory(directory);
-      this.baselines.set(name, afterLoad(before, after, this.baselines.get(name)?.written ?? new Set()));
+      const after = await snapshotOf(source);
+      this.baselines.set(source.name, afterLoad(before, after, this.baselines.get(source.name)?.written ?? new Set()));
     }
   }
 
@@ -39,6 +40,11 @@ export class ModelChangeTracker {
   forget(name: string): void {
     this.baselines.delete(name);
   }
+}
+
+/** A model in object storage is compared by its listing (nothing a load writes into its local copy counts); a directory by its files. */
+function snapshotOf(source: ModelSource): Promise<DirectorySnapshot> {
+  return source.fingerprint ? Promise.resolve(source.fingerprint) : snapshotDirectory(source.directory);
 }
 
 /** The snapshot before the load, with the files the load wrote as it left them. */

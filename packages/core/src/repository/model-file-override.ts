@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { InferenceError } from '../errors.js';
 import { isInsideDirectory } from '../model/path-inside.js';
-import { versionDirectories, type ModelSource } from './model-repository.js';
+import { versionDirectories } from './local-repository-root.js';
+import type { ModelSource } from './model-repository.js';
 
 /*
  * Triton's "load with model file override" (its LocalizeRepoAgent): the files a load

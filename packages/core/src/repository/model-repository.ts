@@ -1,18 +1,11 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { InferenceError } from '../errors.js';
+import type { ModelSource } from './model-source.js';
+import type { RepositoryRoot, RepositoryRootOptions } from './repository-root.js';
+import { repositoryRootFor } from './repository-root-for.js';
 
-/** A model found in a repository: its directory, the config file chosen, its version directories. */
-export interface ModelSource {
-  readonly name: string;
-  readonly directory: string;
-  /** The config file in use: `configs/<configName>.pbtxt` when selected and present, else `config.pbtxt`; undefined when neither exists. */
-  readonly configPath: string | undefined;
-  /** Numeric version directories, ascending; other directories are ignored. */
-  readonly versions: readonly number[];
-  /** Set when the directory was written for one load (files sent with it): its owner removes it once nothing loaded from it serves. */
-  readonly removeDirectory?: () => Promise<void>;
-}
+export { versionDirectories } from './local-repository-root.js';
+export type { ModelSource } from './model-source.js';
 
 export interface RepositoryScan {
   readonly models: ReadonlyMap<string, ModelSource>;
@@ -20,32 +13,30 @@ export interface RepositoryScan {
   readonly conflicts: ReadonlyMap<string, string>;
 }
 
-export interface ModelRepositoryOptions {
-  /** Triton's --model-config-name: use `<model>/configs/<name>.pbtxt` where it exists. */
-  readonly configName?: string;
-}
+export type ModelRepositoryOptions = RepositoryRootOptions;
 
-/** One or more repository directories, each holding `<model>/config.pbtxt` and `<model>/<version>/`. */
+/** One or more repositories (directories or object-storage prefixes), each holding `<model>/config.pbtxt` and `<model>/<version>/`. */
 export class ModelRepository {
-  constructor(
-    readonly paths: readonly string[],
-    private readonly options: ModelRepositoryOptions = {},
-  ) {}
+  private readonly roots: readonly RepositoryRoot[];
+
+  constructor(paths: readonly string[], options: ModelRepositoryOptions = {}) {
+    this.roots = paths.map((path) => repositoryRootFor(path, options));
+  }
 
   async scan(): Promise<RepositoryScan> {
     const models = new Map<string, ModelSource>();
     const conflicts = new Map<string, string>();
     const seenIn = new Map<string, string>();
-    for (const path of this.paths) {
-      for (const name of await listDirectories(path, `model repository '${path}'`)) {
+    for (const root of this.roots) {
+      for (const [name, source] of await root.models()) {
         const previous = seenIn.get(name);
         if (previous !== undefined) {
-          conflicts.set(name, conflictReason(name, [previous, path]));
+          conflicts.set(name, conflictReason(name, [previous, root.location]));
           models.delete(name);
           continue;
         }
-        seenIn.set(name, path);
-        models.set(name, await this.describe(name, join(path, name)));
+        seenIn.set(name, root.location);
+        models.set(name, source);
       }
     }
     return { models, conflicts };
@@ -56,27 +47,26 @@ export class ModelRepository {
     const notFound = new InferenceError('NOT_FOUND', `model '${name}' is not in the model repository`);
     // A model is a directory directly in a repository: no hidden names, no paths.
     if (name.startsWith('.') || /[\\/]/.test(name)) throw notFound;
-    const holders: string[] = [];
-    for (const path of this.paths) {
-      if (await isDirectory(join(path, name))) holders.push(path);
+    const found: { location: string; source: ModelSource }[] = [];
+    for (const root of this.roots) {
+      const source = await root.describe(name);
+      if (source) found.push({ location: root.location, source });
     }
-    if (holders.length > 1) throw new InferenceError('INVALID_ARG', conflictReason(name, holders));
-    if (holders.length === 0) throw notFound;
-    return this.describe(name, join(holders[0]!, name));
+    if (found.length > 1) throw new InferenceError('INVALID_ARG', conflictReason(name, found.map((f) => f.location)));
+    if (found.length === 0) throw notFound;
+    return found[0]!.source;
   }
 
-  private async describe(name: string, directory: string): Promise<ModelSource> {
-    return { name, directory, configPath: await this.findConfig(directory), versions: await versionDirectories(name, directory) };
+  /** Lets go of object-storage connections. */
+  async close(): Promise<void> {
+    await Promise.all(this.roots.map((root) => root.close()));
   }
+}
 
-  private async findConfig(directory: string): Promise<string | undefined> {
-    const candidates = [join(directory, 'config.pbtxt')];
-    if (this.options.configName) candidates.unshift(join(directory, 'configs', `${this.options.configName}.pbtxt`));
-    for (const candidate of candidates) {
-      if (await isFile(candidate)) return candidate;
-    }
-    return undefined;
-  }
+/** The source with its files on local disk: what a load reads. */
+export async function localized(source: ModelSource): Promise<ModelSource> {
+  await source.localize?.();
+  return source;
 }
 
 /** Reads a config file, naming it in the error when that fails. */
@@ -88,40 +78,6 @@ export async function readConfigText(path: string): Promise<string> {
   }
 }
 
-/** A model directory's numeric version directories, ascending. */
-export async function versionDirectories(name: string, directory: string): Promise<number[]> {
-  const entries = await listDirectories(directory, `model '${name}'`);
-  return entries
-    .filter((entry) => /^(0|[1-9][0-9]*)$/.test(entry)) // canonical numbers only, so "01" and "1" cannot both be version 1
-    .map(Number)
-    .filter(Number.isSafeInteger)
-    .sort((a, b) => a - b);
-}
-
-/** Directory names under `path`, hidden ones left out; a symbolic link counts as what it points to. */
-async function listDirectories(path: string, what: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(path, { withFileTypes: true });
-  } catch (error) {
-    throw InferenceError.from(error, 'NOT_FOUND', `cannot read ${what}`);
-  }
-  const names: string[] = [];
-  for (const entry of entries) {
-    if (entry.name.startsWith('.')) continue;
-    if (entry.isSymbolicLink() ? await isDirectory(join(path, entry.name)) : entry.isDirectory()) names.push(entry.name);
-  }
-  return names.sort();
-}
-
 function conflictReason(name: string, paths: readonly string[]): string {
   return `model '${name}' appears in more than one repository: ${paths.map((p) => `'${p}'`).join(' and ')}`;
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isDirectory(), () => false);
-}
-
-async function isFile(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isFile(), () => false);
 }

@@ -5,7 +5,7 @@ import { byNameThenVersion } from '../model/model-manager.js';
 import type { ModelControlMode, ModelIndexEntry } from '../types.js';
 import { ModelChangeTracker } from './model-change-tracker.js';
 import { writeModelFiles } from './model-file-override.js';
-import type { ModelRepository, ModelSource, RepositoryScan } from './model-repository.js';
+import { localized, type ModelRepository, type ModelSource, type RepositoryScan } from './model-repository.js';
 import { RepositoryPoller } from './repository-poller.js';
 
 /** What the repository side asks of the models' owner (ModelManager). */
@@ -80,9 +80,14 @@ export class RepositorySync {
     this.poller?.stop();
   }
 
+  /** Once the models are stopped: lets go of the repository's object-storage connections. */
+  close(): Promise<void> {
+    return this.repository.close();
+  }
+
   /** Where an explicit load finds the model: files sent with it (Triton's model file override), else the repository. */
   locate(name: string, { config, files }: LoadModelOptions): () => Promise<ModelSource> {
-    return files && Object.keys(files).length > 0 ? () => writeModelFiles(name, files, config !== undefined) : () => this.repository.find(name);
+    return files && Object.keys(files).length > 0 ? () => writeModelFiles(name, files, config !== undefined) : () => this.repository.find(name).then(localized);
   }
 
   /** The models' index, with every model of the repositories never loaded added as UNAVAILABLE. */
@@ -95,7 +100,7 @@ export class RepositorySync {
     return entries.sort(byNameThenVersion);
   }
 
-  /** The repository unreadable (a root gone, a disk unmounted): what is loaded keeps serving until a poll reads it again. */
+  /** The repository unreadable (a root gone, a disk unmounted, a bucket deleted): what is loaded keeps serving until a poll reads it again. */
   private pollFailed(error: unknown): void {
     const failure = InferenceError.from(error, 'UNAVAILABLE');
     emitTritiumWarning('TRITIUM_W002', `polling the model repository failed: ${failure.message}; loaded models keep serving`);
@@ -107,7 +112,7 @@ export class RepositorySync {
     const scan = await this.repository.scan();
     const changed: string[] = [];
     for (const [name, source] of scan.models) {
-      if (await changes.changed(name, source.directory)) changed.push(name);
+      if (await changes.changed(source)) changed.push(name);
     }
     await this.loadAll(scan, [...changed, ...scan.conflicts.keys()]);
     for (const name of this.models.managedNames()) {
@@ -135,8 +140,8 @@ export class RepositorySync {
 
   /** Loads a model found by a scan; in poll mode, remembering what the load read. */
   private loadFrom(source: ModelSource): Promise<void> {
-    const load = () => this.models.load(source.name, async () => source);
-    return this.changes ? this.changes.track(source.name, source.directory, load) : load();
+    const load = () => this.models.load(source.name, () => localized(source));
+    return this.changes ? this.changes.track(source, load) : load();
   }
 
   private refuse(name: string, reason: string): Promise<void> {

@@ -26,6 +26,8 @@ export class DynamicBatchScheduler implements Scheduler {
   };
   /** A dispatch queued as a microtask: requests that arrive together (callers answered by one batch, resubmitting) make one batch, not one each. */
   private dispatchQueued = false;
+  /** A batch formed for an instance that waits for the rate limiter's grant. */
+  private held: InferenceRequest[] | undefined = undefined;
   private readonly queuedDispatch = (): void => {
     this.dispatchQueued = false;
     this.dispatch();
@@ -83,20 +85,35 @@ export class DynamicBatchScheduler implements Scheduler {
       }
     }
     while (this.pool.hasIdle) {
-      const next = this.batcher.nextBatch();
-      if (!next.batch) {
-        this.timer.set(next.wakeAt);
-        return;
+      const batch = this.held ?? this.nextBatch();
+      if (!batch) return;
+      const runner = this.pool.acquire();
+      if (!runner) {
+        // The rate limiter has not granted an instance its resources yet: the batch waits, formed, as Triton's payload does.
+        this.held = batch;
+        break;
       }
-      for (const request of next.batch) request.withdraw = undefined;
-      const runner = this.pool.acquire()!;
-      void runner.run(next.batch).then(() => this.pool.release(runner));
+      this.held = undefined;
+      void runner.run(batch).then(() => this.pool.release(runner));
     }
     // The queue delay matters only to a free instance (a busy one dispatches again when it frees): under load, only timeouts wake.
     this.timer.set(this.timesOut ? this.batcher.nextTimeout() : undefined);
   }
 
+  /** The batcher's next batch, out of the queue; undefined (the timer set for when one may be) when none is due. */
+  private nextBatch(): InferenceRequest[] | undefined {
+    const next = this.batcher.nextBatch();
+    if (!next.batch) {
+      this.timer.set(next.wakeAt);
+      return undefined;
+    }
+    for (const request of next.batch) request.withdraw = undefined;
+    return next.batch;
+  }
+
   private failQueued(errorFor: (request: InferenceRequest) => InferenceError): void {
+    for (const request of this.held ?? []) request.cancel(errorFor(request));
+    this.held = undefined;
     for (const request of this.batcher.clear()) {
       request.withdraw = undefined;
       request.cancel(errorFor(request));

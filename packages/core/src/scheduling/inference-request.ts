@@ -3,6 +3,8 @@ import type { BatchBuffers } from '../backend/batch-buffers.js';
 import type { BackendRequest } from '../contract/backend.js';
 import type { SequenceOptions } from '../contract/inference.js';
 import { InferenceError } from '../errors.js';
+import type { CallerTrace } from '../observability/caller-trace.js';
+import type { ExecutionTimes } from './execution-times.js';
 import type { RequestView } from '../observability/request-channels.js';
 import type { ObservedRequest } from '../observability/request-publishing.js';
 import type { Tensor } from '../tensor/tensor.js';
@@ -28,6 +30,7 @@ export interface ValidatedRequest {
   readonly timeoutMicroseconds: number;
   readonly signal: AbortSignal | undefined;
   readonly sequence: SequenceOptions | undefined;
+  readonly trace: CallerTrace | undefined;
 }
 
 /**
@@ -42,6 +45,8 @@ export class InferenceRequest implements BackendRequest, ResponseOwner, Observed
   /** performance.now() when a backend started and finished executing it; set by the instance runner. */
   executeStart = 0;
   executeEnd = 0;
+  /** Set by the instance runner when the backend reported the execution's compute times. */
+  executionTimes: ExecutionTimes | undefined = undefined;
   /** Set by the instance runner while the request executes: the memory its batch's inputs are gathered into. */
   batchBuffers: BatchBuffers | undefined = undefined;
   /** Set when a scheduler refused the request (a full queue, a queue timeout, a sequence it cannot take): Triton's REJECTED. */
@@ -108,6 +113,10 @@ export class InferenceRequest implements BackendRequest, ResponseOwner, Observed
 
   get sequence(): SequenceOptions | undefined {
     return this.request.sequence;
+  }
+
+  get trace(): CallerTrace | undefined {
+    return this.request.trace;
   }
 
   get isCancelled(): boolean {

@@ -1,8 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import type { BackendInstance, BackendRequest, ExecuteResult, ResponseSender } from '../contract/backend.js';
+import { ExecutionTimes } from './execution-times.js';
 import { BatchBuffers, type LendingRequest } from '../backend/batch-buffers.js';
 import { InferenceError } from '../errors.js';
-import { requestComputeEndChannel, requestComputeStartChannel, type ExecutionView } from '../observability/request-channels.js';
+import {
+  requestComputeEndChannel,
+  requestComputeInputEndChannel,
+  requestComputeOutputStartChannel,
+  requestComputeStartChannel,
+  type ExecutionView,
+} from '../observability/request-channels.js';
 import { publishCompute, type ExecutedRequest } from '../observability/request-publishing.js';
 import type { ModelStatisticsRecorder } from '../observability/statistics.js';
 import type { Tensor } from '../tensor/tensor.js';
@@ -15,6 +22,8 @@ import type { Tensor } from '../tensor/tensor.js';
 export interface ScheduledRequest extends BackendRequest, LendingRequest, ExecutedRequest {
   executeStart: number;
   executeEnd: number;
+  /** What the backend reported of the request's execution, when it reported anything. */
+  executionTimes: ExecutionTimes | undefined;
   describe(): string;
   readonly response: DeliveringSender;
 }
@@ -70,9 +79,11 @@ export class InstanceRunner {
     let succeeded = false;
     let end = start;
     let results: ExecuteResult | void = undefined;
+    const times = new ExecutionTimes(start);
     try {
-      results = await this.instance.execute(requests);
+      results = await this.instance.execute(requests, times);
       end = performance.now();
+      if (times.reported) this.noteTimes(requests, times, end, execution);
       if (requestComputeEndChannel.hasSubscribers) publishCompute(requestComputeEndChannel, requests, end, execution, results);
       if (results) {
         for (const request of requests) request.executeEnd = end;
@@ -93,8 +104,17 @@ export class InstanceRunner {
     if (succeeded) {
       let batchSize = 0;
       for (const request of requests) batchSize += request.batchSize;
-      this.statistics.recordExecution(batchSize, start, end);
+      this.statistics.recordExecution(batchSize, start, end, times.reported ? times : undefined);
     }
+  }
+
+  /** The backend reported compute times: each request keeps them for its statistics, and they are published. */
+  private noteTimes(requests: readonly ScheduledRequest[], times: ExecutionTimes, end: number, execution: ExecutionView | undefined): void {
+    for (const request of requests) request.executionTimes = times;
+    const inputEnd = times.inputEnd(end);
+    const outputStart = times.outputStart(end);
+    if (inputEnd !== undefined && requestComputeInputEndChannel.hasSubscribers) publishCompute(requestComputeInputEndChannel, requests, inputEnd, execution);
+    if (outputStart !== undefined && requestComputeOutputStartChannel.hasSubscribers) publishCompute(requestComputeOutputStartChannel, requests, outputStart, execution);
   }
 
   /** The execution returned: a later gather (none should come) allocates; what it borrowed is free again, but for memory its results share. */

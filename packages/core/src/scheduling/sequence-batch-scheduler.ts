@@ -26,6 +26,8 @@ export class SequenceBatchScheduler implements Scheduler {
   private readonly batcher: SequenceBatcher<SequenceEntry>;
   private readonly controls: SequenceControls;
   private readonly timer = new WakeTimer(() => this.dispatch());
+  /** Batches formed for instances that wait for the rate limiter's grant, by instance. */
+  private readonly held = new Map<number, SequenceBatch<SequenceEntry>>();
   private onDrained: (() => void) | undefined;
 
   constructor(
@@ -87,7 +89,8 @@ export class SequenceBatchScheduler implements Scheduler {
     let wakeAt: number | undefined;
     for (let instance = 0; instance < this.pool.size; instance++) {
       if (!this.pool.isIdle(instance)) continue;
-      const next = this.batcher.nextBatch(instance);
+      const held = this.held.get(instance);
+      const next = held ? { batch: held, wakeAt: undefined } : this.batcher.nextBatch(instance);
       if (next.batch) this.run(next.batch);
       else wakeAt = earliest(wakeAt, next.wakeAt);
     }
@@ -98,7 +101,13 @@ export class SequenceBatchScheduler implements Scheduler {
   }
 
   private run(batch: SequenceBatch<SequenceEntry>): void {
-    const runner = this.pool.acquireAt(batch.instance)!;
+    const runner = this.pool.acquireAt(batch.instance);
+    if (!runner) {
+      // The rate limiter has not granted the instance its resources yet: the batch waits, formed, as Triton's payload does.
+      this.held.set(batch.instance, batch);
+      return;
+    }
+    this.held.delete(batch.instance);
     const steps: SequenceStep[] = new Array(batch.items.length);
     let template: SequenceStep | undefined;
     batch.items.forEach((entry, slot) => {
@@ -127,7 +136,9 @@ export class SequenceBatchScheduler implements Scheduler {
   }
 
   private failQueued(errorFor: (request: InferenceRequest) => InferenceError): void {
-    for (const { request } of this.batcher.clear()) {
+    const held = [...this.held.values()].flatMap((batch) => batch.items.flatMap((entry) => (entry ? [entry] : [])));
+    this.held.clear();
+    for (const { request } of [...held, ...this.batcher.clear()]) {
       request.withdraw = undefined;
       request.cancel(errorFor(request));
     }

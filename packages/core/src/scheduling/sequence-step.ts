@@ -5,6 +5,7 @@ import type { ObservedRequest } from '../observability/request-publishing.js';
 import { createTensorData } from '../tensor/data.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { InferenceRequest, RequestParameters } from './inference-request.js';
+import type { ExecutionTimes } from './execution-times.js';
 import type { DeliveringSender, ScheduledRequest } from './instance-runner.js';
 import type { SequenceControls } from './sequence-controls.js';
 import type { SequenceStates } from './sequence-states.js';
@@ -111,6 +112,14 @@ export class SequenceStep implements ScheduledRequest {
 
   set executeEnd(time: number) {
     if (!this.emptySlot) this.request.executeEnd = time;
+  }
+
+  get executionTimes(): ExecutionTimes | undefined {
+    return this.request.executionTimes;
+  }
+
+  set executionTimes(times: ExecutionTimes | undefined) {
+    if (!this.emptySlot) this.request.executionTimes = times;
   }
 
   describe(): string {

@@ -9,11 +9,11 @@ const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /**
  * The floor: the backend contract (contract/) and the leaf modules its types are made of
- * (the Tensor type, data types, the config schema, InferenceError). Every file of the floor
+ * (the Tensor type, data types, the config schema, InferenceError, a request's CallerTrace). Every file of the floor
  * imports only files of the floor, so the interfaces a backend stands on never reach the
  * server, the schedulers or the model layer. A folder ends with '/'.
  */
-const FLOOR = ['contract/', 'tensor/tensor.ts', 'tensor/datatype.ts', 'config/schema.ts', 'config/proto-integers.ts', 'errors.ts'];
+const FLOOR = ['contract/', 'tensor/tensor.ts', 'tensor/datatype.ts', 'config/schema.ts', 'config/proto-integers.ts', 'errors.ts', 'observability/caller-trace.ts'];
 
 interface Edge {
   /** The imported file, relative to src/. */

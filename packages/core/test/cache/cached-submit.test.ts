@@ -55,7 +55,7 @@ class FakeVersion implements CacheableVersion {
 }
 
 function request(): ValidatedRequest {
-  return { id: 'r', inputs: { X: fp32(1, 2) }, requestedOutputs: ['Y'], batchSize: 1, parameters: {}, priority: 0, timeoutMicroseconds: 0, signal: undefined, sequence: undefined };
+  return { id: 'r', inputs: { X: fp32(1, 2) }, requestedOutputs: ['Y'], batchSize: 1, parameters: {}, priority: 0, timeoutMicroseconds: 0, signal: undefined, sequence: undefined, trace: undefined };
 }
 
 function caller() {

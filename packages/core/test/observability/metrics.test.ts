@@ -136,6 +136,27 @@ describe('server.metrics()', () => {
     expect(value(text, 'my_total{model="m",kind="x"}')).toBe(5);
   });
 
+  it('exports a backend’s histogram that carries its buckets, and leaves one without them out', async () => {
+    const histogram = { upperBounds: [0.1, 1], cumulativeCounts: [1, 3], sum: 1.5, count: 4 };
+    const backend = {
+      ...testBackend(),
+      customMetrics: () => [
+        { name: 'my_seconds', description: 'mine', kind: 'histogram' as const, metrics: [{ labels: { model: 'm' }, value: 1.5, histogram }] },
+        { name: 'bucketless', description: 'no buckets', kind: 'histogram' as const, metrics: [{ labels: { model: 'm' }, value: 1 }] },
+      ],
+    };
+    fx.repo = await TempRepository.create({ m: { config: testConfig({}) } });
+    const server = (fx.server = await InferenceServer.start({ modelRepository: fx.repo.path, backends: [backend] }));
+    const text = await server.metrics();
+    expect(text).toContain('# TYPE my_seconds histogram');
+    expect(value(text, 'my_seconds_bucket{le="0.1",model="m"}')).toBe(1);
+    expect(value(text, 'my_seconds_bucket{le="1",model="m"}')).toBe(3);
+    expect(value(text, 'my_seconds_bucket{le="+Inf",model="m"}')).toBe(4);
+    expect(value(text, 'my_seconds_sum{model="m"}')).toBe(1.5);
+    expect(value(text, 'my_seconds_count{model="m"}')).toBe(4);
+    expect(text).not.toContain('bucketless');
+  });
+
   it('refuses metrics() when turned off', async () => {
     const server = await fx.start({ m: { config: testConfig({}) } }, { metrics: false });
     expect((await rejection(server.metrics())).code).toBe('UNAVAILABLE');

@@ -47,7 +47,7 @@ function model(size: number) {
   const outputs = new ModelOutputs({ name: 'm', output: [] });
   const outcomes = new Map<string, Outcome>();
   const submit = (id: string): InferenceRequest => {
-    const validated = { id, inputs: {}, requestedOutputs: [], batchSize: 1, parameters: {}, priority: 0, timeoutMicroseconds: 0, signal: undefined, sequence: undefined };
+    const validated = { id, inputs: {}, requestedOutputs: [], batchSize: 1, parameters: {}, priority: 0, timeoutMicroseconds: 0, signal: undefined, sequence: undefined, trace: undefined };
     const sink = { response() {}, end: () => outcomes.set(id, 'ok'), error: (error: InferenceError) => outcomes.set(id, error) };
     const request = new InferenceRequest('m', 1, validated, sink, () => {}, outputs);
     scheduler.enqueue(request);

@@ -7,6 +7,7 @@ import { parseRestrictedApis, type RestrictedApis } from '../restricted-api.js';
 import { backendSettings, type BackendSettings } from './backend-config.js';
 import { ALIASES, FIXED, FLAGS, IGNORED, UNSUPPORTED } from './flags.js';
 import { traceConfig } from './trace-config.js';
+import { rateLimitOptions } from './rate-limit.js';
 import { UsageError } from './usage-error.js';
 
 // What parseCommandLine throws, for its callers.
@@ -28,6 +29,8 @@ export interface ServeOptions {
   readonly http?: ListenOptions & SharedMemoryOptions & { readonly bodyLimitBytes?: number; readonly restrictedApis?: RestrictedApis };
   readonly grpc?: ListenOptions & SharedMemoryOptions & { readonly restrictedApis?: RestrictedApis; readonly maxReceiveMessageBytes?: number };
   readonly metrics?: ListenOptions;
+  /** The OpenAI frontend, when --openai-port is given (its repository is the server's). */
+  readonly openai?: ListenOptions & { readonly chatTemplateFile?: string; readonly defaultMaxTokens?: number };
   /** What --backend-config gives the official backends (the server's backendSettings). */
   readonly backends: BackendSettings;
   /** The --log-* flags, as the server's log starts (its ServerLogger). */
@@ -160,12 +163,16 @@ function serveOptions(given: GivenFlags): ServeOptions {
       responseCache: responseCacheOptions(given.all('cache-config')),
       serverId: given.last('id'),
       modelLoadThreadCount: given.integer('model-load-thread-count', 0, 2 ** 31 - 1),
+      modelLoadRetryCount: given.integer('model-load-retry-count', 0, 2 ** 31 - 1),
+      strictReadiness: given.boolean('strict-readiness'),
       trace: traceConfig(given.all('trace-config')),
+      rateLimit: rateLimitOptions(given.last('rate-limit'), given.all('rate-limit-resource')),
     },
     http: http && { ...http, bodyLimitBytes, restrictedApis: httpRestricted, allowClientSharedMemory },
     grpc: grpc && { ...grpc, maxReceiveMessageBytes, restrictedApis: grpcRestricted, allowClientSharedMemory },
     // As Triton, the metrics service listens where HTTP does unless told otherwise.
     metrics: service('allow-metrics', given.last('metrics-address') ?? httpAddress, 'metrics-port', DEFAULTS.metricsPort),
+    openai: openaiOptions(given, httpAddress),
     backends: backends.settings,
     log: logSettings(given),
     ignored: [...given.names().flatMap((name) => {
@@ -175,6 +182,18 @@ function serveOptions(given: GivenFlags): ServeOptions {
   };
   checkPortCollisions(options);
   return options;
+}
+
+/** The OpenAI frontend's options; undefined (not served) without --openai-port, as tritonserver has none. */
+function openaiOptions(given: GivenFlags, host: string): ServeOptions['openai'] {
+  const port = given.integer('openai-port', 0, 65_535);
+  const chatTemplateFile = given.last('openai-chat-template');
+  const defaultMaxTokens = given.integer('openai-default-max-tokens', 0, Number.MAX_SAFE_INTEGER);
+  if (port === undefined) {
+    if (chatTemplateFile !== undefined || defaultMaxTokens !== undefined) throw new UsageError('--openai-chat-template and --openai-default-max-tokens need --openai-port');
+    return undefined;
+  }
+  return { host, port, chatTemplateFile, defaultMaxTokens };
 }
 
 /** Every --http-restricted-api (or --grpc-restricted-protocol) given, as one set of restrictions; undefined when none is. */
@@ -312,7 +331,7 @@ function checkFixed(given: GivenFlags): void {
 
 /** As Triton: two services on one address cannot share a port (0 picks a free one each). */
 function checkPortCollisions(options: ServeOptions): void {
-  const services = (['http', 'grpc', 'metrics'] as const).flatMap((name) => {
+  const services = (['http', 'grpc', 'metrics', 'openai'] as const).flatMap((name) => {
     const address = options[name];
     return address && address.port !== 0 ? [{ name, address }] : [];
   });

@@ -17,7 +17,7 @@ export interface Flag {
 export const FLAGS: Readonly<Record<string, Flag>> = {
   help: { help: 'Print this usage and exit.' },
   version: { help: "Print tritium's version and exit." },
-  'model-repository': { value: '<path>', help: 'A model repository directory; repeat for several. Required. Alias: --model-store.' },
+  'model-repository': { value: '<path>', help: 'A model repository: a directory, s3://[host:port/]bucket/path or as://account/container/path (docs/object-storage.md); repeat for several. Required. Alias: --model-store.' },
   'model-control-mode': { value: '<none|poll|explicit>', help: "none: load every model at start (default); poll: also follow the repository's changes; explicit: load and unload through the model-control API." },
   'load-model': { value: '<name>', help: "Explicit mode: a model to load at start; repeat for several; '*' (alone) loads all." },
   'repository-poll-secs': { value: '<seconds>', help: 'Poll mode: seconds between two scans of the repository (default 15).' },
@@ -25,7 +25,14 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'exit-on-error': { value: '<boolean>', help: 'Exit when a model fails to load at start (default true); false serves the models that loaded.' },
   'exit-timeout-secs': { value: '<seconds>', help: 'On SIGTERM or SIGINT, how long in-flight requests may take to finish (default 30).' },
   id: { value: '<string>', help: "The server's identifier, the name its metadata reports (default triton, as Triton)." },
+  'rate-limit': { value: '<off|execution_count>', help: "The rate limiter, as Triton's: execution_count runs an instance only once the resources of its instance group's rate_limiter block are free, by priority; off (the default) ignores those blocks." },
+  'rate-limit-resource': {
+    value: '<name>:<count>[:<device>]',
+    help: 'How many copies of a rate limiter resource there are, on one device or (without one) on each; repeatable. Without any, each resource has the most one instance needs.',
+  },
   'model-load-thread-count': { value: '<count>', help: 'How many model versions load at once (default 4, as Triton; 0 counts as 1).' },
+  'model-load-retry-count': { value: '<count>', help: "How many times a model version's failed load is tried again before the load fails (default 0, as Triton)." },
+  'strict-readiness': { value: '<boolean>', help: 'true (default): ready only while every model asked for is ready; false: ready whenever the server is live, whatever its models.' },
   'max-instances-per-model': { value: '<count>', help: "The most instances one model version may have, all its instance groups together; a config asking for more fails to load (default 64)." },
   'allow-http': { value: '<boolean>', help: 'Serve HTTP/REST (default true).' },
   'http-address': { value: '<address>', help: 'The address HTTP listens on (default 0.0.0.0).' },
@@ -36,6 +43,9 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'grpc-address': { value: '<address>', help: 'The address gRPC listens on (default 0.0.0.0).' },
   'grpc-port': { value: '<port>', help: 'The gRPC port (default 8001; 0 picks a free one).' },
   'grpc-max-input-size': { value: '<bytes>', help: "Tritium's own: the largest gRPC message received (default 64 MiB, as HTTP's; Triton takes up to 2 GiB)." },
+  'openai-port': { value: '<port>', help: "Serve OpenAI's API (/v1/models, /v1/completions, /v1/chat/completions, /v1/embeddings) on this port, at --http-address (Triton's OpenAI frontend; off unless given; 0 picks a free one). docs/openai.md." },
+  'openai-chat-template': { value: '<file>', help: "A Jinja chat template for every model's /v1/chat/completions, before the models' own (Triton's --chat-template)." },
+  'openai-default-max-tokens': { value: '<count>', help: 'max_tokens for OpenAI requests that give none (default 16, as Triton).' },
   'allow-client-shm': { value: '<boolean>', help: 'Let clients register and unregister shared-memory regions, over HTTP and gRPC (default false, as Triton).' },
   'grpc-restricted-protocol': { value: '<protocol>,...:<key>=<value>', help: 'Only calls with metadata triton-grpc-protocol-<key>: <value> may call these protocols (others get UNAVAILABLE); repeatable, as --http-restricted-api.' },
   'allow-metrics': { value: '<boolean>', help: 'Collect and serve Prometheus metrics (default true).' },
@@ -58,8 +68,12 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'log-format': { value: '<default|ISO8601>', help: 'Log line prefix: default is "LMMDD hh:mm:ss.uuuuuu pid", ISO8601 is "YYYY-MM-DDThh:mm:ssZ L".' },
   'log-file': { value: '<path>', help: 'Append log lines to this file instead of standard error.' },
   'trace-config': {
-    value: '[triton,]<setting>=<value>',
-    help: 'Request tracing to a JSON file, as Triton\'s: level=<OFF|TIMESTAMPS|TENSORS>, rate=<n> (one request in n, default 1000), count=<n> (-1: no limit), triton,file=<path>, triton,log-frequency=<n> (every n traces to <path>.<index>); repeatable. mode=opentelemetry is not built yet.',
+    value: '[<mode>,]<setting>=<value>',
+    help:
+      "Request tracing, as Triton's; repeatable. level=<OFF|TIMESTAMPS|TENSORS>, rate=<n> (one request in n, default 1000), count=<n> (-1: no limit), mode=<triton|opentelemetry>. " +
+      'Mode triton writes a JSON file: triton,file=<path>, triton,log-frequency=<n> (every n traces to <path>.<index>). ' +
+      'Mode opentelemetry exports spans over OTLP/HTTP: opentelemetry,url=<endpoint> (default http://localhost:4318/v1/traces), opentelemetry,resource=<key>=<value>, ' +
+      'opentelemetry,bsp_max_queue_size=<n>, opentelemetry,bsp_schedule_delay=<ms>, opentelemetry,bsp_max_export_batch_size=<n>.',
   },
 };
 
@@ -74,8 +88,6 @@ export interface FixedFlag {
 }
 
 export const FIXED: Readonly<Record<string, FixedFlag>> = {
-  'strict-readiness': { accepts: true, why: 'readiness always requires every model asked for to be ready, as Triton by default' },
-  'rate-limit': { accepts: 'off', why: 'there is no rate limiter: a request runs as soon as an instance is free' },
   'model-namespacing': { accepts: false, why: 'a model name must be unique across all repositories' },
   'reuse-http-port': { accepts: false, why: 'ports are not shared between processes' },
   'reuse-grpc-port': { accepts: false, why: 'ports are not shared between processes' },
@@ -115,11 +127,9 @@ export const UNSUPPORTED: Readonly<Record<string, string>> = {
   'disable-auto-complete-config': 'model configs are always auto-completed where a backend can',
   'strict-model-config': 'model configs are always auto-completed where a backend can',
   'response-cache-byte-size': 'it is deprecated in Triton: use --cache-config local,size=<bytes>',
-  'repoagent-directory': 'repository agents are not implemented',
+  'repoagent-directory': 'repository agents are not shared libraries here: the checksum agent is built in, others are handed to the server (ServerOptions.repositoryAgents)',
   'host-policy': 'host policies are not implemented',
   'model-load-gpu-limit': 'GPU memory limits are not implemented',
-  'model-load-retry-count': 'failed loads are not retried: the index reports them',
-  'rate-limit-resource': 'there is no rate limiter',
   'http-header-forward-pattern': NO_HEADERS,
   'grpc-header-forward-pattern': NO_HEADERS,
   'grpc-server-cert': 'gRPC has no TLS here',

@@ -6,7 +6,7 @@ import { invalid } from '../wire-values.js';
 import { ApiRestrictions, type RestrictedApis } from '../restricted-api.js';
 import { attachSharedMemory, type SharedMemoryOptions } from '../shared-memory/client-shared-memory.js';
 import { routeGrpcLogging } from './grpc-logging.js';
-import { healthService } from './health-service.js';
+import { HealthService } from './health-service.js';
 import { inferenceService } from './inference-service.js';
 import { loadServiceDefinitions } from './proto-definitions.js';
 import { RESTRICTED_PROTOCOL_HEADER_PREFIX, restrictService } from './restricted-rpcs.js';
@@ -66,7 +66,8 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
   const context: ServingContext = { server, memory: shared.memory, closing: false };
   const restrictions = new ApiRestrictions(FRONTEND, options.restrictedApis, RESTRICTED_PROTOCOL_HEADER_PREFIX);
   grpcServer.addService(definitions.inference, restrictService(inferenceService(context), restrictions));
-  grpcServer.addService(definitions.health, restrictService(healthService(server), restrictions));
+  const health = new HealthService(server);
+  grpcServer.addService(definitions.health, restrictService(health.implementation(), restrictions));
 
   // From here until close() resolves, grpc-js's log lines go to the logger given.
   const unrouteLogging = logger ? routeGrpcLogging(logger) : () => {};
@@ -84,6 +85,7 @@ export async function startGrpcFrontend(server: InferenceServer, options: GrpcFr
     port,
     close: () => {
       context.closing = true;
+      health.close();
       return (stopped ??= shutdown(grpcServer, closeTimeoutMs).finally(() => {
         release();
         unrouteLogging();

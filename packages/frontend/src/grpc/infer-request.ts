@@ -28,6 +28,8 @@ export interface InferRequestMessage {
   readonly raw_input_contents: readonly Uint8Array[];
   /** Why the request was refused before it was decoded (see request-entries.ts); then only model_name, model_version and id are read. */
   readonly refusal?: InferenceError;
+  /** performance.now() when its bytes were in and decoding began (GRPC_WAITREAD_START), set only while requests are traced. */
+  readAt?: number;
 }
 
 /** A ModelInferRequest as the server takes it. */

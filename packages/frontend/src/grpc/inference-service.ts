@@ -5,8 +5,8 @@ import { serverMetadata } from '../server-metadata.js';
 import { cudaRegisterRefusal } from '../shared-memory/client-shared-memory.js';
 import type { InferRequestMessage } from './infer-request.js';
 import { logSettingsRpc } from './log-settings-rpc.js';
-import { modelInfer } from './model-infer.js';
-import { checkUnloadParameters, loadOptions } from './repository-parameters.js';
+import { modelInferRpc } from './model-infer.js';
+import { loadOptions, unloadOptions } from './repository-parameters.js';
 import type { ServingContext } from './serving-context.js';
 import { serveInferStream, type StreamResponseMessage } from './stream-infer.js';
 import { traceSettingRpc, type TraceSettingRequest } from './trace-setting-rpc.js';
@@ -45,7 +45,7 @@ export function inferenceService(context: ServingContext): UntypedServiceImpleme
       config: modelConfigToJson(await server.modelConfig(request.name ?? '', modelVersion(request.version))),
     })),
     ModelStatistics: unary<ModelRequest, unknown>(({ request }) => server.statistics(request.name || undefined, modelVersion(request.version))),
-    ModelInfer: unary<InferRequestMessage, unknown>((call) => modelInfer(context, call)),
+    ModelInfer: modelInferRpc(context),
     ModelStreamInfer: (call: ServerDuplexStream<InferRequestMessage, StreamResponseMessage>) => serveInferStream(context, call),
 
     RepositoryIndex: unary<RepositoryRequest, unknown>(async ({ request }) => {
@@ -60,8 +60,7 @@ export function inferenceService(context: ServingContext): UntypedServiceImpleme
     }),
     RepositoryModelUnload: unary<RepositoryRequest, unknown>(async ({ request }) => {
       checkRepositoryName(request);
-      checkUnloadParameters(request.parameters);
-      await server.unloadModel(request.model_name ?? '');
+      await server.unloadModel(request.model_name ?? '', unloadOptions(request.parameters));
       return {};
     }),
 

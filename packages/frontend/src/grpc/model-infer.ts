@@ -1,5 +1,8 @@
-import type { ServerUnaryCall } from '@grpc/grpc-js';
-import { InferenceError, type InferResponse, type RunningInference } from '@tritium/core';
+import type { handleUnaryCall, ServerUnaryCall } from '@grpc/grpc-js';
+import { InferenceError, type CallerTrace, type InferResponse, type RunningInference } from '@tritium/core';
+import { sendTraced } from '../request-tracing.js';
+import { grpcTrace, withTrace } from './grpc-trace.js';
+import { unary } from './unary-call.js';
 import { isDecoupled } from '../decoupled-model.js';
 import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
 import type { RequestRegions } from '../shared-memory/request-regions.js';
@@ -8,15 +11,36 @@ import { encodeInferResponse, type InferResponseMessage } from './infer-response
 import type { ServingContext } from './serving-context.js';
 import type { InferParameter } from './wire-parameters.js';
 
-/** The ModelInfer RPC: one request, one response; a client that goes away cancels its request. */
-export function modelInfer(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>): Promise<InferResponseMessage> {
+/**
+ * The ModelInfer RPC: one request, one response; a client that goes away cancels its
+ * request. While requests are traced, the answer (or the error) is sent between
+ * GRPC_SEND_START and GRPC_SEND_END, and the request's trace ends once it is.
+ */
+export function modelInferRpc(context: ServingContext): handleUnaryCall<InferRequestMessage, InferResponseMessage> {
+  const untraced = unary<InferRequestMessage, InferResponseMessage>((call) => modelInfer(context, call, undefined));
+  return (call, callback) => {
+    const trace = grpcTrace(call.metadata, call.request);
+    if (!trace) return untraced(call, callback);
+    unary<InferRequestMessage, InferResponseMessage>((traced) => modelInfer(context, traced, trace))(call, (error, value) => {
+      sendTraced(trace, 'GRPC', () => callback(error, value));
+      trace.end();
+    });
+  };
+}
+
+function modelInfer(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>, trace: CallerTrace | undefined): Promise<InferResponseMessage> {
   const regions = context.memory.forRequest();
-  return answerOnce(context, call, regions).finally(() => regions.release());
+  return answerOnce(context, call, regions, trace).finally(() => regions.release());
 }
 
 /** ModelInfer's answer, its shared-memory regions held by the caller until the answer is written (or the request fails). */
-async function answerOnce(context: ServingContext, call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>, regions: RequestRegions): Promise<InferResponseMessage> {
-  const decoded = decodeInferRequest(call.request, regions);
+async function answerOnce(
+  context: ServingContext,
+  call: ServerUnaryCall<InferRequestMessage, InferResponseMessage>,
+  regions: RequestRegions,
+  trace: CallerTrace | undefined,
+): Promise<InferResponseMessage> {
+  const decoded = withTrace(decodeInferRequest(call.request, regions), trace);
   const { model, request } = decoded;
   if (isDecoupled(context.server, model, request.modelVersion)) {
     throw new InferenceError('UNSUPPORTED', `ModelInfer RPC doesn't support models with decoupled transaction policy (model '${model}'): use ModelStreamInfer`);
@@ -39,7 +63,10 @@ export function inferOnce(
 ): Promise<InferResponseMessage> {
   const running = context.server.startInference(decoded.model, decoded.request);
   started(running);
-  return running.response.then((response) => encodeAnswer(context, decoded, response, parameters));
+  return running.response.then((response) => {
+    decoded.request.trace?.stamp('INFER_RESPONSE_COMPLETE');
+    return encodeAnswer(context, decoded, response, parameters);
+  });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import { InferenceError } from '@tritium/core';
@@ -5,6 +6,7 @@ import protobuf from 'protobufjs';
 import { protoDirectory } from '../proto-directory.js';
 import { invalid } from '../wire-values.js';
 import type { InferRequestMessage } from './infer-request.js';
+import { tracingRequests } from '../request-tracing.js';
 import { refusedRequest, refuseOverfullRequest } from './request-entries.js';
 
 /**
@@ -58,11 +60,18 @@ function inferRequestDeserializer(directory: string): (message: Buffer) => Infer
     return reader.buf.subarray(start, start + length);
   }) as unknown as typeof contents.decode;
   contents.toObject = ((encoded: Uint8Array) => encoded) as unknown as typeof contents.toObject;
-  return (message) => {
+  const decode = (message: Buffer): InferRequestMessage => {
     try {
       return refuseOverfullRequest(message) ?? (request.toObject(request.decode(message), LOADER_OPTIONS) as InferRequestMessage);
     } catch (error) {
       return refusedRequest(error instanceof InferenceError ? error : invalid(`the request is not a valid ModelInferRequest: ${(error as Error).message}`));
     }
+  };
+  return (message) => {
+    if (!tracingRequests()) return decode(message);
+    const readAt = performance.now();
+    const decoded = decode(message);
+    decoded.readAt = readAt;
+    return decoded;
   };
 }

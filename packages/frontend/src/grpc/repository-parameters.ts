@@ -1,4 +1,4 @@
-import { InferenceError, modelConfigFromJson, type LoadModelOptions } from '@tritium/core';
+import { InferenceError, modelConfigFromJson, type LoadModelOptions, type UnloadModelOptions } from '@tritium/core';
 import { invalid } from '../wire-values.js';
 import { parameterValue, type WireParameter } from './wire-parameters.js';
 
@@ -30,12 +30,12 @@ export function loadOptions(parameters: RepositoryParameters): LoadModelOptions 
   return { config, files };
 }
 
-/** RepositoryModelUnload's one parameter, `unload_dependents` (a bool_param); Tritium unloads only the model named. */
-export function checkUnloadParameters(parameters: RepositoryParameters): void {
+/** RepositoryModelUnload's one parameter, `unload_dependents` (a bool_param): an ensemble's models go with it. */
+export function unloadOptions(parameters: RepositoryParameters): UnloadModelOptions {
   const dependents = parameters.unload_dependents;
-  if (dependents === undefined) return;
+  if (dependents === undefined) return {};
   if (dependents.parameter_choice !== 'bool_param') throw wrongType('unload_dependents', 'bool_param');
-  if (dependents.bool_param === true) throw new InferenceError('UNSUPPORTED', "unload parameter 'unload_dependents' is not supported: unload each model by name");
+  return { unloadDependents: dependents.bool_param === true };
 }
 
 function wrongType(name: string, expected: string): InferenceError {

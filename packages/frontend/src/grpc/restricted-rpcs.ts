@@ -11,6 +11,7 @@ export const RPC_CATEGORIES: Readonly<Record<string, RestrictedCategory>> = {
   ServerReady: 'health',
   ModelReady: 'health',
   Check: 'health',
+  Watch: 'health',
   ServerMetadata: 'metadata',
   ModelMetadata: 'metadata',
   ModelConfig: 'model-config',
@@ -40,7 +41,7 @@ export function restrictService(service: UntypedServiceImplementation, restricti
   return Object.fromEntries(Object.entries(service).map(([rpc, handler]) => [rpc, restrictRpc(rpc, handler, restrictions)]));
 }
 
-/** The rpcs served: unary (with a callback) and ModelStreamInfer. */
+/** The rpcs served: unary (with a callback), ModelStreamInfer and Watch. */
 type Call = ServerUnaryCall<unknown, unknown> | ServerDuplexStream<unknown, unknown>;
 
 function restrictRpc(rpc: string, handler: UntypedHandleCall, restrictions: ApiRestrictions): UntypedHandleCall {

@@ -1,5 +1,7 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { InferenceError, type RunningInference } from '@tritium/core';
+import { InferenceError, type CallerTrace, type RunningInference } from '@tritium/core';
+import { sendTraced } from '../request-tracing.js';
+import { grpcTrace, withTrace } from './grpc-trace.js';
 import { isDecoupled } from '../decoupled-model.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
 import type { InferResponseMessage } from './infer-response.js';
@@ -76,20 +78,23 @@ class InferStream {
   }
 
   private take(message: InferRequestMessage): void {
+    const trace = grpcTrace(this.call.metadata, message);
     this.open++;
     this.pace();
-    const answer = this.answer(message);
+    const answer = this.answer(message, trace);
     const previous = this.inOrder;
     // A decoupled request takes no turn: later answers wait only until it is known to be one.
     const turn = answer.then(async (a) => {
       const reply = 'message' in a ? await a.message : undefined;
       await previous;
-      if (reply) this.write(reply);
+      if (reply) this.write(reply, trace);
     });
     this.inOrder = turn;
     void answer
       .then((a) => ('streamed' in a ? a.streamed : turn))
       .finally(() => {
+        // Answered, failed, or the stream is gone: the request's trace can be written.
+        trace?.end();
         this.open--;
         this.pace();
         this.finishIfDone();
@@ -97,12 +102,12 @@ class InferStream {
   }
 
   /** A request's answer; the shared-memory regions it names are held until it is answered. */
-  private async answer(message: InferRequestMessage): Promise<Answer> {
+  private async answer(message: InferRequestMessage, trace: CallerTrace | undefined): Promise<Answer> {
     const regions = this.context.memory.forRequest();
     let decoded: DecodedInferRequest;
     try {
       if (this.context.closing) throw new InferenceError('UNAVAILABLE', SHUTTING_DOWN);
-      decoded = decodeInferRequest(message, regions);
+      decoded = withTrace(decodeInferRequest(message, regions), trace);
       if (isDecoupled(this.context.server, decoded.model, decoded.request.modelVersion)) {
         return { streamed: this.stream(message, decoded).finally(() => regions.release()) };
       }
@@ -123,20 +128,26 @@ class InferStream {
   /** A decoupled request: each response as it comes, then Triton's empty final response if the client asked for one. */
   private async stream(message: InferRequestMessage, decoded: DecodedInferRequest): Promise<void> {
     const { server } = this.context;
+    const { trace } = decoded.request;
     let final = false;
     try {
       for await (const response of server.inferStream(decoded.model, { ...decoded.request, signal: this.abort.signal })) {
+        trace?.stamp('INFER_RESPONSE_COMPLETE');
         final = response.final === true;
-        this.write({ infer_response: await encodeAnswer(this.context, decoded, response, final ? FINAL : NOT_FINAL) });
+        this.write({ infer_response: await encodeAnswer(this.context, decoded, response, final ? FINAL : NOT_FINAL) }, trace);
       }
-      if (decoded.emptyFinalResponse && !final) this.write({ infer_response: { ...origin(message), parameters: FINAL } });
+      if (decoded.emptyFinalResponse && !final) this.write({ infer_response: { ...origin(message), parameters: FINAL } }, trace);
     } catch (error) {
-      this.write(failure(message, error));
+      this.write(failure(message, error), trace);
     }
   }
 
-  private write(message: StreamResponseMessage): void {
-    if (this.ended || this.call.write(message) || this.writesHeld) return;
+  /** Writes one message of the stream; a traced request's between its send activities. */
+  private write(message: StreamResponseMessage, trace: CallerTrace | undefined): void {
+    if (this.ended) return;
+    let written = false;
+    sendTraced(trace, 'GRPC', () => (written = this.call.write(message)));
+    if (written || this.writesHeld) return;
     this.writesHeld = true;
     this.pace();
   }

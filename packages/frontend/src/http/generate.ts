@@ -1,9 +1,11 @@
-import type { ServerResponse } from 'node:http';
-import { elementCount, InferenceError, type InferRequest, type InferResponse, type ModelMetadata, type TensorInput } from '@tritium/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { elementCount, InferenceError, type CallerTrace, type InferRequest, type InferResponse, type ModelMetadata, type TensorInput } from '@tritium/core';
+import { sendTraced } from '../request-tracing.js';
 import { BytesElementBudget } from '../bytes-elements.js';
 import { EMPTY_FINAL_RESPONSE, parameterOptions } from '../request-parameters.js';
 import { describe, invalid, isJsonObject } from '../wire-values.js';
-import type { Handler } from './http-context.js';
+import type { Handler, HttpContext } from './http-context.js';
+import { httpTrace } from './http-trace.js';
 import { errorJson, statusOf } from './http-errors.js';
 import { dataTypeOf } from './infer-request.js';
 import { idMember } from './infer-response.js';
@@ -11,7 +13,7 @@ import { FlatTensorValues } from './flat-tensor-values.js';
 import { jsonDataText, jsonTensorData } from './json-tensor-data.js';
 import { requestBody } from './request-body.js';
 import { parseJsonObject, type JsonObject } from './request-json.js';
-import { sendJson } from './responses.js';
+import { sendError, sendJson } from './responses.js';
 import { wrongJsonKind } from './triton-json.js';
 import type { Route } from './routes.js';
 
@@ -21,8 +23,25 @@ import type { Route } from './routes.js';
  * model). The request's top-level keys (and those under `parameters`) that name model
  * inputs become tensors; the others are request parameters.
  */
-export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ server, bodyLimitBytes, connections }, { model, version, action }, req, res) => {
+export const generate: Handler<Extract<Route, { kind: 'model' }>> = async (context, route, req, res) => {
+  const trace = httpTrace(req, res);
+  try {
+    await answer(context, route, req, res, trace);
+  } catch (error) {
+    if (!trace) throw error;
+    sendTraced(trace, 'HTTP', () => sendError(res, error));
+  }
+};
+
+async function answer(
+  { server, bodyLimitBytes, connections }: HttpContext,
+  { model, version, action }: Extract<Route, { kind: 'model' }>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  trace: CallerTrace | undefined,
+): Promise<void> {
   const body = await requestBody(req, bodyLimitBytes, 'json');
+  trace?.stamp('HTTP_RECV_END');
   const metadata = await server.modelMetadata(model, version);
   const isInput = (key: string) => metadata.inputs.some((input) => input.name === key);
   const json = await parseJsonObject(body, 'generate request', {
@@ -35,15 +54,17 @@ export const generate: Handler<Extract<Route, { kind: 'model' }>> = async ({ ser
   const abort = new AbortController();
   connections.cancelOnDisconnect(req, res, () => abort.abort());
   // A refusal throws here, before any response: an ordinary JSON error, on either endpoint.
-  const responses = server.startStream(model, { ...request, signal: abort.signal });
+  const responses = server.startStream(model, { ...request, signal: abort.signal, trace });
   if (action === 'generate') {
-    sendJson(res, 200, generateResponseJson(await onlyResponse(responses), request.id, undefined));
+    const response = await onlyResponse(responses);
+    trace?.stamp('INFER_RESPONSE_COMPLETE');
+    sendTraced(trace, 'HTTP', () => sendJson(res, 200, generateResponseJson(response, request.id, undefined)));
   } else {
     // A stream that ends without a response still names the version a request without one is served by.
     const served = emptyFinal ? { modelName: model, modelVersion: version ?? Math.max(...metadata.versions.map(Number)) } : undefined;
-    await streamEvents(res, responses, request.id, served);
+    await streamEvents(res, responses, request.id, served, trace);
   }
-};
+}
 
 async function generateRequest(json: JsonObject, metadata: ModelMetadata, modelVersion: number | undefined): Promise<{ request: InferRequest; emptyFinal: boolean }> {
   // No prototypes: a key named `__proto__` is an input or a parameter like any other.
@@ -146,19 +167,32 @@ async function onlyResponse(responses: AsyncGenerator<InferResponse>): Promise<I
  * last, as the model sent it, and a stream the model ended without a last response (the
  * final flag alone) ends with an empty one that says it is.
  */
-async function streamEvents(res: ServerResponse, responses: AsyncGenerator<InferResponse>, id: string | undefined, emptyFinal: Served | undefined): Promise<void> {
+async function streamEvents(
+  res: ServerResponse,
+  responses: AsyncGenerator<InferResponse>,
+  id: string | undefined,
+  emptyFinal: Served | undefined,
+  trace: CallerTrace | undefined,
+): Promise<void> {
   let last: InferResponse | undefined;
   try {
     for await (const response of responses) {
-      if (!res.headersSent) res.writeHead(200, EVENT_STREAM);
+      trace?.stamp('INFER_RESPONSE_COMPLETE');
       last = response;
-      res.write(`data: ${generateResponseJson(last, id, emptyFinal ? last.final === true : undefined)}\n\n`);
+      const event = `data: ${generateResponseJson(last, id, emptyFinal ? last.final === true : undefined)}\n\n`;
+      // As Triton's, each response sent is between send activities of its own.
+      sendTraced(trace, 'HTTP', () => {
+        if (!res.headersSent) res.writeHead(200, EVENT_STREAM);
+        res.write(event);
+      });
     }
     if (!res.headersSent) res.writeHead(200, EVENT_STREAM);
     if (emptyFinal && !last?.final) res.write(`data: ${responseHead(last ?? emptyFinal, id)},"triton_final_response":true}\n\n`);
   } catch (error) {
-    if (!res.headersSent) res.writeHead(statusOf(error), EVENT_STREAM);
-    res.write(`data: ${errorJson(error)}\n\n`);
+    sendTraced(trace, 'HTTP', () => {
+      if (!res.headersSent) res.writeHead(statusOf(error), EVENT_STREAM);
+      res.write(`data: ${errorJson(error)}\n\n`);
+    });
   }
   res.end();
 }

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { InferenceError, type InferenceServer, type InferResponse } from '@tritium/core';
+import { InferenceError, type CallerTrace, type InferenceServer, type InferResponse } from '@tritium/core';
 import { isDecoupled } from '../decoupled-model.js';
 import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
 import type { RequestRegions } from '../shared-memory/request-regions.js';
@@ -11,6 +11,9 @@ import { parseInferRequest } from './infer-request.js';
 import { encodeInferResponse, type EncodedInferResponse } from './infer-response.js';
 import { rawBinaryRequest } from './raw-binary-input.js';
 import { requestBody } from './request-body.js';
+import { sendError } from './responses.js';
+import { sendTraced } from '../request-tracing.js';
+import { httpTrace } from './http-trace.js';
 import type { Route } from './routes.js';
 
 /**
@@ -19,10 +22,14 @@ import type { Route } from './routes.js';
  * Accept-Encoding asks. A client that disconnects cancels its inference.
  */
 export const infer: Handler<ModelRoute> = async (context, route, req, res) => {
+  const trace = httpTrace(req, res);
   // The shared-memory regions the request names, held from when it is read until its answer is written.
   const regions = context.memory.forRequest();
   try {
-    await answer(context, route, req, res, regions);
+    await answer(context, route, req, res, regions, trace);
+  } catch (error) {
+    if (!trace) throw error;
+    sendTraced(trace, 'HTTP', () => sendError(res, error));
   } finally {
     regions.release();
   }
@@ -30,15 +37,23 @@ export const infer: Handler<ModelRoute> = async (context, route, req, res) => {
 
 type ModelRoute = Extract<Route, { kind: 'model' }>;
 
-async function answer({ server, bodyLimitBytes, connections }: HttpContext, { model, version }: ModelRoute, req: IncomingMessage, res: ServerResponse, regions: RequestRegions): Promise<void> {
+async function answer(
+  { server, bodyLimitBytes, connections }: HttpContext,
+  { model, version }: ModelRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+  regions: RequestRegions,
+  trace: CallerTrace | undefined,
+): Promise<void> {
   const body = await requestBody(req, bodyLimitBytes, 'inference');
+  trace?.stamp('HTTP_RECV_END');
   const header = req.headers['inference-header-content-length'];
   const headerLength = inferenceHeaderLength(header, body.length);
   const request =
     header !== undefined && headerLength === 0
       ? rawBinaryRequest(server, model, version, body)
       : await parseInferRequest(body, headerLength, header !== undefined, version, regions, bodyLimitBytes);
-  const running = server.startInference(model, request.request);
+  const running = server.startInference(model, trace ? { ...request.request, trace } : request.request);
   connections.cancelOnDisconnect(req, res, () => running.cancel());
   let response: InferResponse;
   try {
@@ -46,11 +61,12 @@ async function answer({ server, bodyLimitBytes, connections }: HttpContext, { mo
   } catch (error) {
     throw decoupledRefusal(server, error, model, version);
   }
+  trace?.stamp('INFER_RESPONSE_COMPLETE');
   const outputs = plainOutputs(response, request.outputs) ?? (await deliverOutputs(server, response, request.outputs, regions));
   const encoded = encodeInferResponse(response, outputs, request);
   const encoding = responseEncoding(req.headers['accept-encoding']);
-  if (encoding) await sendCompressed(res, encoded, encoding);
-  else send(res, encoded);
+  const compressed = encoding ? await compressedResponse(encoded, encoding) : undefined;
+  sendTraced(trace, 'HTTP', () => (compressed ? sendCompressed(res, compressed) : send(res, encoded)));
 }
 
 /** Writes the JSON and the binary outputs with one writev. */
@@ -68,17 +84,25 @@ function send(res: ServerResponse, { json, binary }: EncodedInferResponse): void
   res.end();
 }
 
-/** Writes the whole response compressed; as Triton, one that fails to compress goes out as it is. */
-async function sendCompressed(res: ServerResponse, encoded: EncodedInferResponse, encoding: ContentEncoding): Promise<void> {
-  const { json, binary } = encoded;
+interface CompressedResponse {
+  readonly headers: OutgoingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** The whole response compressed; undefined when it fails to compress, and then, as Triton, it goes out as it is. */
+async function compressedResponse({ json, binary }: EncodedInferResponse, encoding: ContentEncoding): Promise<CompressedResponse | undefined> {
   const jsonBytes = Buffer.from(json);
-  const compressed = await compress(binary.length ? Buffer.concat([jsonBytes, ...binary]) : jsonBytes, encoding).catch(() => undefined);
-  if (!compressed) return send(res, encoded);
+  const body = await compress(binary.length ? Buffer.concat([jsonBytes, ...binary]) : jsonBytes, encoding).catch(() => undefined);
+  if (!body) return undefined;
   const headers = headersFor(jsonBytes.length, binary);
   headers['content-encoding'] = encoding;
-  headers['content-length'] = compressed.length;
+  headers['content-length'] = body.length;
+  return { headers, body };
+}
+
+function sendCompressed(res: ServerResponse, { headers, body }: CompressedResponse): void {
   res.writeHead(200, headers);
-  res.end(compressed);
+  res.end(body);
 }
 
 /** With binary outputs the body is octets, and Inference-Header-Content-Length says where their JSON ends (before compression). */

@@ -30,10 +30,7 @@ export const repositoryControl: Handler<Extract<Route, { kind: 'repository-contr
   if (route.action === 'load') {
     await server.loadModel(route.model, loadOptions(parameters));
   } else {
-    if (optionalBoolean(parameters, 'unload_dependents', 'the unload request parameters')) {
-      throw new InferenceError('UNSUPPORTED', "'unload_dependents' is not supported: unload each model by name");
-    }
-    await server.unloadModel(route.model);
+    await server.unloadModel(route.model, { unloadDependents: optionalBoolean(parameters, 'unload_dependents', 'the unload request parameters') });
   }
   sendEmpty(res);
 };

@@ -94,6 +94,14 @@ class PreferredMemory:
 
 
 class InferenceTrace:
+    """The trace of a request given to execute(): a BLS request made with
+    trace=request.trace() is traced as that request's child, as in Triton."""
+
+    __slots__ = ("_rid",)
+
+    def __init__(self, _rid=None):
+        self._rid = _rid
+
     def get_context(self):
         return None
 
@@ -205,7 +213,9 @@ class InferenceRequest:
         return s
 
     def trace(self):
-        return self._trace if self._trace is not None else InferenceTrace()
+        if self._trace is not None:
+            return self._trace
+        return InferenceTrace(self._rid)
 
     def requested_output_names(self):
         return self._requested

@@ -1,7 +1,8 @@
 """Synchronous BLS: one blocking call to an add/sub model per request.
 
 The called model batches (max_batch_size > 0), so each [16] vector is sent as
-a batch of one, [1, 16], and the answer is reshaped back to [16].
+a batch of one, [1, 16], and the answer is reshaped back to [16]. With the
+request parameter "child_trace", the call is made with trace=request.trace().
 """
 
 import json
@@ -27,6 +28,10 @@ class TritonPythonModel:
             in0 = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
             in1 = pb_utils.get_input_tensor_by_name(request, "INPUT1").as_numpy()
 
+            traced = {}
+            if json.loads(request.parameters() or "{}").get("child_trace"):
+                # As in Triton: passing the request's trace makes the call its child in traces.
+                traced["trace"] = request.trace()
             call = pb_utils.InferenceRequest(
                 model_name=target_model(request),
                 requested_output_names=["OUTPUT0", "OUTPUT1"],
@@ -34,6 +39,7 @@ class TritonPythonModel:
                     pb_utils.Tensor("INPUT0", in0.reshape(1, -1)),
                     pb_utils.Tensor("INPUT1", in1.reshape(1, -1)),
                 ],
+                **traced,
             )
             answer = call.exec()
             if answer.has_error():

@@ -19,6 +19,8 @@ class TritonPythonModel:
                         pb_utils.load_model(model_name=name, config=config.as_numpy()[0].decode())
                 elif op == "unload":
                     pb_utils.unload_model(model_name=name.decode())
+                elif op == "unload_dependents":
+                    pb_utils.unload_model(model_name=name.decode(), unload_dependents=True)
                 ready = pb_utils.is_model_ready(model_name=name, model_version=b"")
                 responses.append(
                     pb_utils.InferenceResponse(

@@ -1,0 +1,12 @@
+import { InferenceError } from '../errors.js';
+
+/**
+ * The failure of importing an object-storage SDK (an optional peer dependency of core):
+ * when the package itself is absent, UNAVAILABLE saying what to install.
+ */
+export function sdkImportFailure(url: string, pkg: string, error: unknown): InferenceError {
+  const code = (error as { code?: unknown } | null)?.code;
+  const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && String((error as Error).message).includes(pkg);
+  if (missing) return new InferenceError('UNAVAILABLE', `model repository '${url}' needs the ${pkg} package, which is not installed: npm install ${pkg}`);
+  return InferenceError.from(error, 'UNAVAILABLE', `model repository '${url}': loading ${pkg} failed`);
+}

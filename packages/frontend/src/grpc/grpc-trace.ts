@@ -1,0 +1,29 @@
+import type { Metadata } from '@grpc/grpc-js';
+import type { CallerTrace } from '@tritium/core';
+import { frontendTrace, tracingRequests } from '../request-tracing.js';
+import type { DecodedInferRequest, InferRequestMessage } from './infer-request.js';
+
+/**
+ * The CallerTrace of one inference request read off a call, from the call's
+ * `traceparent`/`tracestate` metadata, while someone listens (tracingRequests).
+ * grpc-js hands a message over whole: GRPC_WAITREAD_START is when its bytes were in and
+ * decoding began, GRPC_WAITREAD_END when the handler took it (Triton's start also covers
+ * the wait for the client to send).
+ */
+export function grpcTrace(metadata: Metadata, message: InferRequestMessage): CallerTrace | undefined {
+  if (!tracingRequests()) return undefined;
+  const trace = frontendTrace(oneValue(metadata.get('traceparent')), oneValue(metadata.get('tracestate')));
+  trace.stamp('GRPC_WAITREAD_START', message.readAt);
+  trace.stamp('GRPC_WAITREAD_END');
+  return trace;
+}
+
+/** The decoded request, carrying `trace` to the server. */
+export function withTrace(decoded: DecodedInferRequest, trace: CallerTrace | undefined): DecodedInferRequest {
+  return trace ? { ...decoded, request: { ...decoded.request, trace } } : decoded;
+}
+
+function oneValue(values: readonly (string | Buffer)[]): string | undefined {
+  const [value] = values;
+  return typeof value === 'string' ? value : undefined;
+}

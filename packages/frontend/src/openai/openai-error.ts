@@ -1,0 +1,59 @@
+import { InferenceError, type InferenceErrorCode } from '@tritium/core';
+import { HttpError } from '../http/http-errors.js';
+
+/** OpenAI's error `type`s: a client's mistake, or the server's. */
+export type OpenAIErrorType = 'invalid_request_error' | 'server_error';
+
+/**
+ * A refusal in OpenAI's terms: the HTTP status, and the body's `type`, `param` (the
+ * request field at fault, when one is) and `code` (OpenAI's short name for the case).
+ */
+export class OpenAIError extends Error {
+  override readonly name = 'OpenAIError';
+
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details: { readonly type?: OpenAIErrorType; readonly param?: string; readonly code?: string } = {},
+  ) {
+    super(message);
+  }
+}
+
+/** A bad field of the request: 400, naming it. */
+export function invalidField(param: string, message: string): OpenAIError {
+  return new OpenAIError(400, message, { param, code: 'invalid_value' });
+}
+
+/** A field Tritium reads but does not implement for this request: 400, as Triton's frontend refuses what it does not support. */
+export function unsupportedField(param: string, message: string): OpenAIError {
+  return new OpenAIError(400, message, { param, code: 'unsupported_value' });
+}
+
+/** Core's codes as HTTP statuses (the rest are the client's: 400). */
+const STATUS: Partial<Record<InferenceErrorCode, number>> = {
+  NOT_FOUND: 404,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+  UNSUPPORTED: 501,
+  RESOURCE_EXHAUSTED: 429,
+};
+
+/** The status and OpenAI's body, `{"error": {message, type, param, code}}`, for any error. */
+export function openAIErrorOf(error: unknown): { status: number; body: string } {
+  let status = 500;
+  let details: OpenAIError['details'] = {};
+  if (error instanceof OpenAIError) {
+    status = error.status;
+    details = error.details;
+  } else if (error instanceof HttpError) {
+    // The HTTP layer's own refusals (a body over the limit), with their status.
+    status = error.status;
+  } else if (error instanceof InferenceError) {
+    status = STATUS[error.code] ?? 400;
+  }
+  const type = details.type ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+  const message = error instanceof Error ? error.message : String(error);
+  const body = JSON.stringify({ error: { message, type, param: details.param ?? null, code: details.code ?? (error instanceof InferenceError ? error.code : null) } });
+  return { status, body };
+}
