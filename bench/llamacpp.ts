@@ -1,6 +1,6 @@
 /**
  * The llamacpp backend (issue 23) on a tiny random Llama GGUF written at start
- * (packages/backend-llamacpp/test/make-tiny-gguf.py; needs python3 with gguf):
+ * (packages/backend-llamacpp/models/make-tiny-gguf.py; needs python3 with gguf):
  * 1. continuous batching: tokens/s of 1, 4 and 8 concurrent streams against the same
  *    streams one after another, and against as many concurrent streams on node-llama-cpp
  *    called directly (same GGUF, a context made with the same settings);
@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { InferenceServer } from '@tritium/core';
 import { llamacppBackend } from '@tritium/backend-llamacpp';
 import { getLlama, type LlamaContextSequence, type Token } from 'node-llama-cpp';
-import { makeTinyLlamaModel, tinyGgufUnavailable } from '../packages/backend-llamacpp/test/tiny-llama.js';
+import { makeTinyLlamaModel, tinyGgufUnavailable } from '../packages/backend-llamacpp/models/tiny-llama.js';
 import { alternateRounds, formatSpread, loopDelayDuring, median, ratioSpread, spread, table } from './measure.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);

@@ -5,9 +5,10 @@ import { describe, expect, it } from 'vitest';
 // Why Python models cannot run here (no python3 with numpy, or the shared-memory addon unbuilt), printed once there.
 import { pythonMissing } from '../packages/backend-python/test/helpers.js';
 // Why tiny GGUF models cannot be written here (python3 with the gguf package), for the llama.cpp example.
-import { tinyGgufUnavailable } from '../packages/backend-llamacpp/test/tiny-llama.js';
+import { tinyGgufUnavailable } from '../packages/backend-llamacpp/models/tiny-llama.js';
 
 const ggufUnavailable = await tinyGgufUnavailable();
+if (ggufUnavailable) console.log(`skipping the openai-chat example: ${ggufUnavailable}`);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const run = (script: string) =>

@@ -5,8 +5,9 @@
 // as node16 CommonJS, node16 ESM and bundler-resolution consumers. Minutes long (the
 // addon builds), so in `pnpm test:deploy` (vitest.deploy.config.ts), not the default suite.
 // Skips, saying why, where the npm registry cannot be reached; the Python backend's
-// inference needs python3 with numpy, the PyTorch backend's needs torch: each is left out,
-// saying so, where missing.
+// inference needs python3 with numpy, the PyTorch backend's needs torch, the llama.cpp
+// backend's needs python3 with gguf to write its tiny model: each is left out, saying so,
+// where missing.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { makeTinyLlamaModel, tinyGgufUnavailable } from '../../packages/backend-llamacpp/models/tiny-llama.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const fromRoot = createRequire(join(root, 'package.json'));
@@ -28,6 +30,7 @@ const PACKAGES = [
   '@tritium/backend-python',
   '@tritium/backend-pytorch',
   '@tritium/backend-fil',
+  '@tritium/backend-llamacpp',
   '@tritium/frontend',
 ];
 
@@ -42,6 +45,7 @@ function pythonLacks(module: string): string | undefined {
 }
 const noNumpy = pythonLacks('numpy');
 const noTorch = pythonLacks('torch');
+const noGguf = await tinyGgufUnavailable();
 
 // tiny.onnx: OUTPUT0 = INPUT0 + 1, shape [batch, 1].
 const TINY_CONFIG = `backend: "onnxruntime"
@@ -73,16 +77,28 @@ parameters { key: "model_type" value { string_value: "xgboost_json" } }
 
 /**
  * Runs an inference on each model the repositories hold and prints the results as JSON.
- * The ESM app leaves the backends to core's registry (it finds the installed packages);
- * the CommonJS app passes them itself.
+ * The apps take one JSON argument: { modelRepository, python, torch, llama }, the last
+ * three saying which of those models are there. The ESM app leaves the backends to core's
+ * registry (it finds the installed packages); the CommonJS app passes them itself.
  */
 const INFER_EACH = `
 const f32 = (values, shape) => ({ datatype: 'FP32', shape, data: new Float32Array(values) });
-async function inferEach(server, withPython, withTorch) {
+const bytes = (text) => ({ datatype: 'BYTES', shape: [1], data: [text] });
+// The llamacpp model is decoupled: its answer comes on the response stream (one response, as this one is not streamed).
+async function generate(server, model, prompt) {
+  const inputs = { text_input: bytes(prompt), sampling_parameters: bytes(JSON.stringify({ temperature: 0, max_tokens: 4, ignore_eos: true })) };
+  const responses = [];
+  for await (const { outputs } of server.inferStream(model, { inputs })) {
+    responses.push({ text: String(outputs.text_output.data[0]), finish_reason: String(outputs.finish_reason.data[0]), num_output_tokens: Array.from(outputs.num_output_tokens.data) });
+  }
+  return responses;
+}
+async function inferEach(server, models) {
   const read = async (model, inputs) => Object.fromEntries(Object.entries((await server.infer(model, { inputs })).outputs).map(([name, t]) => [name, Array.from(t.data)]));
   const results = { tiny: await read('tiny', { INPUT0: f32([1, 2], [2, 1]) }), forest: await read('forest', { input__0: f32([0.4, -2, 0.5, 0], [2, 2]) }) };
-  if (withPython) results.python = await read('py_add_sub', { INPUT0: f32([1, 2, 3, 4], [4]), INPUT1: f32([1, 1, 1, 1], [4]) });
-  if (withTorch) results.torch = await read('add_sub', { INPUT__0: f32([1, 2, 3, 4], [1, 4]), INPUT__1: f32([1, 1, 1, 1], [1, 4]) });
+  if (models.python) results.python = await read('py_add_sub', { INPUT0: f32([1, 2, 3, 4], [4]), INPUT1: f32([1, 1, 1, 1], [4]) });
+  if (models.torch) results.torch = await read('add_sub', { INPUT__0: f32([1, 2, 3, 4], [1, 4]), INPUT__1: f32([1, 1, 1, 1], [1, 4]) });
+  if (models.llama) results.llama = await generate(server, 'tiny_llama', 'Hello');
   return results;
 }
 `;
@@ -92,10 +108,9 @@ import * as backend from '@tritium/core/backend';
 import { DynamicBatcher } from '@tritium/batcher';
 import { startHttpFrontend } from '@tritium/frontend';
 ${INFER_EACH}
-const [repository, withPython, torchRepository] = process.argv.slice(2);
-const modelRepository = torchRepository ? [repository, torchRepository] : repository;
-const server = await core.InferenceServer.start({ modelRepository });
-console.log(JSON.stringify(await inferEach(server, withPython === 'python', Boolean(torchRepository))));
+const models = JSON.parse(process.argv[2]);
+const server = await core.InferenceServer.start({ modelRepository: models.modelRepository });
+console.log(JSON.stringify(await inferEach(server, models)));
 console.log(core.InferenceError === backend.InferenceError, core.dataTypeFromConfig === backend.dataTypeFromConfig, typeof backend.gatherBatchInput, 'toTensor' in core || 'toTensor' in backend, typeof DynamicBatcher, typeof startHttpFrontend);
 await server.stop();
 `;
@@ -106,14 +121,15 @@ const { onnxBackend } = require('@tritium/backend-onnx');
 const { pythonBackend } = require('@tritium/backend-python');
 const { filBackend } = require('@tritium/backend-fil');
 const { pytorchBackend } = require('@tritium/backend-pytorch');
+const { llamacppBackend } = require('@tritium/backend-llamacpp');
 const { DynamicBatcher } = require('@tritium/batcher');
 const { startHttpFrontend } = require('@tritium/frontend');
 ${INFER_EACH}
 (async () => {
-  const [repository, withPython, torchRepository] = process.argv.slice(2);
-  const modelRepository = torchRepository ? [repository, torchRepository] : repository;
-  const server = await core.InferenceServer.start({ modelRepository, backends: [onnxBackend(), pythonBackend(), filBackend(), pytorchBackend()] });
-  console.log(JSON.stringify(await inferEach(server, withPython === 'python', Boolean(torchRepository))));
+  const models = JSON.parse(process.argv[2]);
+  const backends = [onnxBackend(), pythonBackend(), filBackend(), pytorchBackend(), llamacppBackend()];
+  const server = await core.InferenceServer.start({ modelRepository: models.modelRepository, backends });
+  console.log(JSON.stringify(await inferEach(server, models)));
   console.log(core.InferenceError === backend.InferenceError, core.dataTypeFromConfig === backend.dataTypeFromConfig, typeof backend.gatherBatchInput, 'toTensor' in core || 'toTensor' in backend, typeof DynamicBatcher, typeof startHttpFrontend);
   await server.stop();
 })().catch((error) => {
@@ -130,6 +146,7 @@ import { onnxBackend } from '@tritium/backend-onnx';
 import { pythonBackend, type PythonBackendOptions } from '@tritium/backend-python';
 import { pytorchBackend } from '@tritium/backend-pytorch';
 import { filBackend, type ModelType } from '@tritium/backend-fil';
+import { llamacppBackend, parseSamplingParameters, type FinishReason, type SamplingParameters } from '@tritium/backend-llamacpp';
 import { startHttpFrontend, type HttpFrontendOptions, type RunningFrontend } from '@tritium/frontend';
 
 /** A backend written against the backend face: OUTPUT0 is INPUT0. */
@@ -140,8 +157,9 @@ export const echo: Backend = {
   }),
 };
 
-export const backends: Backend[] = [onnxBackend(), pythonBackend({} satisfies PythonBackendOptions), pytorchBackend(), filBackend(), echo];
+export const backends: Backend[] = [onnxBackend(), pythonBackend({} satisfies PythonBackendOptions), pytorchBackend(), filBackend(), llamacppBackend(), echo];
 export const forestType: ModelType = 'xgboost_json';
+export const greedy: SamplingParameters = parseSamplingParameters({ temperature: 0, max_tokens: 4 });
 export const batcher = (options: DynamicBatcherOptions) => new DynamicBatcher(options);
 
 export async function serve(modelRepository: string, http: HttpFrontendOptions): Promise<RunningFrontend> {
@@ -151,6 +169,17 @@ export async function serve(modelRepository: string, http: HttpFrontendOptions):
 
 export async function infer(server: InferenceServer): Promise<InferResponse> {
   return server.infer('tiny', { inputs: { INPUT0: { datatype: 'FP32', shape: [1, 1], data: new Float32Array(1) } } });
+}
+
+/** A generation's text and why it ended, read from the decoupled model's responses. */
+export async function generate(server: InferenceServer, prompt: string): Promise<{ text: string; finishReason: FinishReason }> {
+  let text = '';
+  let finishReason: FinishReason = 'length';
+  for await (const { outputs } of server.inferStream('tiny_llama', { inputs: { text_input: { datatype: 'BYTES', shape: [1], data: [prompt] } } })) {
+    text += String(outputs.text_output!.data[0]);
+    if (outputs.finish_reason?.data[0] === 'stop') finishReason = 'stop';
+  }
+  return { text, finishReason };
 }
 
 export const code = (error: unknown): string | undefined => (error instanceof InferenceError ? error.code : undefined);
@@ -168,7 +197,7 @@ describe('every package, packed and installed with npm', () => {
     if (registry) {
       context.skip(`the npm registry cannot be reached (${registry})`);
     }
-    for (const [what, why] of [['the Python backend', noNumpy], ['the PyTorch backend', noTorch]] as const) {
+    for (const [what, why] of [['the Python backend', noNumpy], ['the PyTorch backend', noTorch], ['the llama.cpp backend', noGguf]] as const) {
       if (why) console.log(`packages test: ${what}'s inference is left out: ${why}`);
     }
     const work = await mkdtemp(join(tmpdir(), 'tritium-packages-'));
@@ -184,28 +213,38 @@ describe('every package, packed and installed with npm', () => {
       await mkdir(app);
       await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'tritium-packages-app', private: true }));
       // onnxruntime-node's install script downloads GPU binaries; the CPU ones ship in the package.
+      // node-llama-cpp's would try its prebuilt binaries and, failing those, download and build
+      // llama.cpp; the backend uses only the prebuilt CPU binary, so the script is skipped.
       await run('npm', ['install', '--no-audit', '--no-fund', ...packed, `@types/node@${manifest.devDependencies['@types/node']}`], {
         cwd: app,
-        env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' },
+        env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip', NODE_LLAMA_CPP_SKIP_DOWNLOAD: 'true' },
         maxBuffer: 64 * 2 ** 20,
       });
 
-      const repository = await modelRepository(join(work, 'models'), !noNumpy);
-      const args = [repository, noNumpy ? 'no-python' : 'python', ...(noTorch ? [] : [await torchRepository(join(work, 'torch'))])];
+      const models = { python: !noNumpy, torch: !noTorch, llama: !noGguf };
+      const repository = await modelRepository(join(work, 'models'), models);
+      const modelRepositories = models.torch ? [repository, await torchRepository(join(work, 'torch'))] : repository;
       const expected = {
         tiny: { OUTPUT0: [2, 3] },
         forest: { output__0: [11, 13] },
-        ...(noNumpy ? {} : { python: { OUTPUT0: [2, 3, 4, 5], OUTPUT1: [0, 1, 2, 3] } }),
-        ...(noTorch ? {} : { torch: { OUTPUT__0: [2, 3, 4, 5], OUTPUT__1: [0, 1, 2, 3] } }),
+        ...(models.python && { python: { OUTPUT0: [2, 3, 4, 5], OUTPUT1: [0, 1, 2, 3] } }),
+        ...(models.torch && { torch: { OUTPUT__0: [2, 3, 4, 5], OUTPUT__1: [0, 1, 2, 3] } }),
+        // Random weights: the text is only known to lead with the prompt (not excluded when not streaming).
+        ...(models.llama && { llama: [{ text: expect.stringMatching(/^Hello/), finish_reason: 'length', num_output_tokens: [4] }] }),
       };
       const faces = 'true true function false function function';
       await writeFile(join(app, 'esm.mjs'), ESM_APP);
       await writeFile(join(app, 'cjs.cjs'), CJS_APP);
+      const generated: string[] = [];
       for (const file of ['esm.mjs', 'cjs.cjs']) {
-        const [results, checks] = (await run(process.execPath, [file, ...args], { cwd: app })).stdout.trim().split('\n');
-        expect(JSON.parse(results!), file).toEqual(expected);
+        const [results, checks] = (await run(process.execPath, [file, JSON.stringify({ modelRepository: modelRepositories, ...models })], { cwd: app })).stdout.trim().split('\n');
+        const parsed = JSON.parse(results!) as { llama?: Array<{ text: string }> };
+        expect(parsed, file).toEqual(expected);
         expect(checks, file).toBe(faces);
+        if (parsed.llama) generated.push(parsed.llama[0]!.text);
       }
+      // Greedy decoding: the registry's backend and the passed one write the same text.
+      if (models.llama) expect(generated[0]).toBe(generated[1]);
 
       await expect(servedOverHttp(join(app, 'node_modules', '.bin', 'tritium'), repository)).resolves.toEqual({ ready: 200, outputs: [2, 3] });
 
@@ -227,8 +266,8 @@ describe('every package, packed and installed with npm', () => {
   }, 900_000);
 });
 
-/** A repository with the ONNX and FIL models, and the Python one when it can run. */
-async function modelRepository(path: string, withPython: boolean): Promise<string> {
+/** A repository with the ONNX and FIL models, and the Python and llama.cpp ones when they can be had. */
+async function modelRepository(path: string, { python, llama }: { python: boolean; llama: boolean }): Promise<string> {
   const version = (model: string) => join(path, model, '1');
   await mkdir(version('tiny'), { recursive: true });
   await writeFile(join(path, 'tiny', 'config.pbtxt'), TINY_CONFIG);
@@ -237,7 +276,9 @@ async function modelRepository(path: string, withPython: boolean): Promise<strin
   await writeFile(join(path, 'forest', 'config.pbtxt'), FOREST_CONFIG);
   await writeFile(join(version('forest'), 'xgboost.json'), JSON.stringify(FOREST));
   // Triton's add_sub example as a Python model; its config names no model, so the directory's name is its name.
-  if (withPython) await cp(join(root, 'packages/backend-python/test/models/add_sub'), join(path, 'py_add_sub'), { recursive: true });
+  if (python) await cp(join(root, 'packages/backend-python/test/models/add_sub'), join(path, 'py_add_sub'), { recursive: true });
+  // A tiny random Llama written by gguf's Python package, one sequence at a time (parallel 1) to keep its context small.
+  if (llama) await makeTinyLlamaModel(path, { engine: { parallel: 1 } });
   return path;
 }
 

@@ -13,7 +13,13 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { InferenceServer } from '@tritium/core';
 import { startOpenAIFrontend } from '@tritium/frontend';
-import { makeTinyLlamaModel } from '../../packages/backend-llamacpp/test/tiny-llama.js';
+import { makeTinyLlamaModel, tinyGgufUnavailable } from '../../packages/backend-llamacpp/models/tiny-llama.js';
+
+const missing = await tinyGgufUnavailable();
+if (missing) {
+  console.error(`examples/openai-chat writes its model first: ${missing}`);
+  process.exit(1);
+}
 
 // A repository with one llama.cpp model: tiny/1/model.gguf, its model.json, and a config saying `backend: "llamacpp"`.
 const repository = await mkdtemp(join(tmpdir(), 'tritium-openai-'));

@@ -37,7 +37,7 @@ export async function generate(request: BackendRequest, engine: GenerationEngine
     if (prompt.length >= engine.contextSize) {
       throw new InferenceError('INVALID_ARG', `the prompt has ${prompt.length} tokens; a sequence of this model holds ${engine.contextSize} (model.json 'context_size'), prompt and output together`);
     }
-    sequence = await engine.sequences.acquire((listener) => request.onCancel(listener));
+    sequence = engine.sequences.take();
     engine.metrics.prompt(prompt.length);
     await run(request, input, prompt, sequence, engine, started);
   } catch (error) {

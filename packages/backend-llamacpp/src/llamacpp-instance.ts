@@ -7,9 +7,10 @@ import type { GenerationMetrics } from './generation-metrics.js';
 import { SequencePool } from './sequence-pool.js';
 
 /**
- * One llama.cpp context with `parallel` sequences. execute only starts each request's
- * generation and returns, so the scheduler hands the next requests over at once and
- * they join the running batch (the model is decoupled: it answers through the senders).
+ * One llama.cpp context with `parallel` sequences. execute starts each request's
+ * generation on a free sequence and returns while one is still free, so the scheduler
+ * hands the next requests over at once and they join the running batch (the model is
+ * decoupled: it answers through the senders).
  */
 export class LlamacppInstance implements BackendInstance {
   private readonly running = new Set<Promise<void>>();
@@ -40,17 +41,25 @@ export class LlamacppInstance implements BackendInstance {
     return new LlamacppInstance(context, engine);
   }
 
+  /**
+   * While every sequence is busy, execute waits, and the instance with it: the scheduler
+   * then gives requests to another instance or keeps them in its queue (where a cancelled
+   * one is dropped, and the server's queue statistics count the wait) rather than piling
+   * them up here.
+   */
   async execute(requests: readonly BackendRequest[]): Promise<void> {
     for (const request of requests) {
+      await this.engine.sequences.untilFree();
       const generation = generate(request, this.engine);
       this.running.add(generation);
       void generation.finally(() => this.running.delete(generation));
     }
+    await this.engine.sequences.untilFree();
   }
 
   /** Waits for the generations under way (each ends at its max_tokens or when cancelled), then frees the context. */
   async finalize(): Promise<void> {
-    this.engine.sequences.close('the model instance is unloading');
+    this.engine.sequences.close();
     await Promise.all(this.running);
     await this.context.dispose();
   }

@@ -93,7 +93,7 @@ const READERS: Readonly<Record<string, Reader>> = {
   ignore_eos: (v, f) => ({ ignoreEos: boolean(v, f) }),
   skip_special_tokens: (v, f) => ({ skipSpecialTokens: boolean(v, f) }),
   seed: (v, f) => ({ seed: v === null ? undefined : integer(v, f, 0) }),
-  repetition_penalty: (v, f) => ({ repetitionPenalty: range(v, f, 0, 2, true) }),
+  repetition_penalty: (v, f) => ({ repetitionPenalty: number(v, f, 'a number > 0', (n) => n > 0) }),
   frequency_penalty: (v, f) => ({ frequencyPenalty: range(v, f, -2, 2) }),
   presence_penalty: (v, f) => ({ presencePenalty: range(v, f, -2, 2) }),
   logprobs: (v, f) => ({ logprobs: v === null ? undefined : number(v, f, `an integer in [0, ${MAX_LOGPROBS}]`, (n) => Number.isSafeInteger(n) && n >= 0 && n <= MAX_LOGPROBS) }),

@@ -2,49 +2,42 @@ import { InferenceError } from '@tritium/core/backend';
 import type { LlamaContext, LlamaContextSequence } from 'node-llama-cpp';
 
 /**
- * The context's parallel sequences, lent one per generating request. A request that
- * finds none free waits (first come, first served) and takes the first one given back,
- * so requests join the running batch as others leave it.
+ * The context's parallel sequences, lent one per generating request. The instance takes
+ * a request only when a sequence is free (untilFree), so requests join the running batch
+ * as others leave it, and wait meanwhile in the server's queue rather than here.
  */
 export class SequencePool {
   private readonly free: LlamaContextSequence[] = [];
-  private readonly waiting: Array<{ resolve: (sequence: LlamaContextSequence) => void; reject: (error: Error) => void }> = [];
+  private readonly freeWaiters: Array<() => void> = [];
+  private closed = false;
 
   constructor(context: LlamaContext) {
     for (let i = 0; i < context.totalSequences; i++) this.free.push(context.getSequence());
   }
 
-  /** A sequence with an empty cache; rejects with CANCELLED when the request is cancelled first. */
-  acquire(onCancel: (listener: () => void) => () => void): Promise<LlamaContextSequence> {
-    const sequence = this.free.pop();
-    if (sequence) return Promise.resolve(sequence);
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        resolve: (sequence: LlamaContextSequence) => {
-          stopListening();
-          resolve(sequence);
-        },
-        reject,
-      };
-      this.waiting.push(waiter);
-      const stopListening = onCancel(() => {
-        const index = this.waiting.indexOf(waiter);
-        if (index >= 0) this.waiting.splice(index, 1);
-        reject(new InferenceError('CANCELLED', 'the request was cancelled while waiting for a free sequence'));
-      });
-    });
+  /** Resolves once a sequence is free (at once when one is), or the pool is closed. */
+  untilFree(): Promise<void> {
+    if (this.free.length > 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.freeWaiters.push(resolve));
   }
 
-  /** Empties the sequence's cache and lends it to the next waiter. */
+  /** A free sequence, with an empty cache; UNAVAILABLE when none is (the instance is unloading). */
+  take(): LlamaContextSequence {
+    const sequence = this.closed ? undefined : this.free.pop();
+    if (!sequence) throw new InferenceError('UNAVAILABLE', 'the model instance is unloading');
+    return sequence;
+  }
+
+  /** Empties the sequence's cache and lends it out again. */
   async release(sequence: LlamaContextSequence): Promise<void> {
     await sequence.clearHistory();
-    const next = this.waiting.shift();
-    if (next) next.resolve(sequence);
-    else this.free.push(sequence);
+    this.free.push(sequence);
+    for (const resolve of this.freeWaiters.splice(0)) resolve();
   }
 
-  /** Fails every waiter (the instance is finalizing). */
-  close(reason: string): void {
-    for (const waiter of this.waiting.splice(0)) waiter.reject(new InferenceError('UNAVAILABLE', reason));
+  /** Takes no more requests (the instance is finalizing); whoever waits for a free sequence goes on, to be refused. */
+  close(): void {
+    this.closed = true;
+    for (const resolve of this.freeWaiters.splice(0)) resolve();
   }
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferenceServer, type InferResponse } from '@tritium/core';
 import { llamacppBackend } from '@tritium/backend-llamacpp';
 import { getLlama, type LlamaModel, type Llama } from 'node-llama-cpp';
-import { makeTinyLlamaModel, tinyGgufUnavailable } from './tiny-llama.js';
+import { makeTinyLlamaModel, tinyGgufUnavailable } from '../models/tiny-llama.js';
 
 const missing = await tinyGgufUnavailable();
 if (missing) console.log(`skipping the llamacpp generation tests: ${missing}`);
@@ -31,6 +31,8 @@ describe.skipIf(missing !== undefined)('llamacpp backend on a tiny random Llama'
     repo = await mkdtemp(join(tmpdir(), 'tritium-llamacpp-'));
     await makeTinyLlamaModel(repo);
     await makeTinyLlamaModel(repo, { name: 'one_sequence', engine: { parallel: 1 } });
+    const twoInstances = await makeTinyLlamaModel(repo, { name: 'two_instances', engine: { parallel: 1 } });
+    await writeFile(join(twoInstances, 'config.pbtxt'), 'backend: "llamacpp"\ninstance_group { count: 2 kind: KIND_CPU }\n');
     const broken = await makeTinyLlamaModel(repo, { name: 'missing_gguf' });
     await writeFile(join(broken, '1', 'model.json'), JSON.stringify({ model: 'absent.gguf' }));
     // No backends given: core's registry loads @tritium/backend-llamacpp by name.
@@ -227,6 +229,18 @@ describe.skipIf(missing !== undefined)('llamacpp backend on a tiny random Llama'
     const next = await waiting;
     expect(next.outputTokens).toBe(4);
     expect(received).toBeLessThan(10);
+  });
+
+  it('gives a request to an instance with a free sequence, not one whose sequences are all busy', async () => {
+    const ended: string[] = [];
+    let firstResponse!: () => void;
+    const generating = new Promise<void>((resolve) => (firstResponse = resolve));
+    const long = generate('Once', greedy(200, { ignore_eos: true }), { model: 'two_instances', stream: true, onResponse: () => firstResponse() }).then(() => ended.push('long'));
+    await generating;
+    // Each instance has one sequence: this one must not wait for the long one's.
+    await generate('Twice', greedy(4), { model: 'two_instances' }).then(() => ended.push('short'));
+    await long;
+    expect(ended).toEqual(['short', 'long']);
   });
 
   it('gives the log probabilities of each streamed token and their sum, as vLLM shapes them', async () => {

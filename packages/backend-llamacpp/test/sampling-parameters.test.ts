@@ -51,6 +51,11 @@ describe('parseSamplingParameters', () => {
     expect(parseSamplingParameters({ max_tokens: null, stop: null })).toMatchObject({ maxTokens: undefined, stop: [] });
   });
 
+  it('bounds repetition_penalty only below, as vLLM does', () => {
+    expect(parseSamplingParameters({ repetition_penalty: 2.5 }).repetitionPenalty).toBe(2.5);
+    expect(() => parseSamplingParameters({ repetition_penalty: 0 })).toThrow("sampling parameter 'repetition_penalty' must be a number > 0, not 0");
+  });
+
   it.each([
     [{ min_p: 1.5 }, 'min_p'],
     [{ min_tokens: -1 }, 'min_tokens'],

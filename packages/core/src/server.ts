@@ -56,7 +56,9 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
     openTelemetry: OpenTelemetrySdk | undefined,
   ) {
     super();
-    // First: it may refuse its options before the server registers anything.
+    // First: they may refuse their options before the server registers anything (metrics, trace subscriptions).
+    const rateLimiter = rateLimiterFor(options.rateLimit);
+    const repositoryAgents = new RepositoryAgentRegistry(options.repositoryAgents);
     this.tracing = new ServerTracing(this, options.trace, openTelemetry);
     const metrics = (this.serverMetrics =
       options.metrics === false
@@ -71,8 +73,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
       logger: log,
       maxInstancesPerModel: options.maxInstancesPerModel ?? DEFAULT_MAX_INSTANCES_PER_MODEL,
       loadThreadCount: options.modelLoadThreadCount ?? DEFAULT_LOAD_THREAD_COUNT,
-      rateLimiter: rateLimiterFor(options.rateLimit),
-      repositoryAgents: new RepositoryAgentRegistry(options.repositoryAgents),
+      rateLimiter,
+      repositoryAgents,
       loadRetryCount: options.modelLoadRetryCount ?? 0,
     });
     this.repository = new RepositorySync(repository, this.manager, {
@@ -231,7 +233,11 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
   async unloadModel(name: string, options: UnloadModelOptions = {}): Promise<void> {
     this.assertRunning();
     this.assertExplicit();
-    await this.manager.unload(name, options.unloadDependents === true);
+    const dependents: unknown = options?.unloadDependents;
+    if (dependents !== undefined && typeof dependents !== 'boolean') {
+      throw new InferenceError('INVALID_ARG', `\`unloadDependents\` must be a boolean, got ${JSON.stringify(dependents)?.slice(0, 100)}`);
+    }
+    await this.manager.unload(name, dependents === true);
   }
 
   /** Poll mode: rescans the repository now instead of waiting for the next poll. */

@@ -128,6 +128,18 @@ describe('parseCommandLine', () => {
     expect(refusal('--model-repository=/m', '--model-load-thread-count=-1')).toBe("--model-load-thread-count must be an integer from 0 to 2147483647, got '-1'");
   });
 
+  it('reads the OpenAI flags: the port at --http-address, with --http-max-input-size as its body limit', () => {
+    expect(serve('serve', '--model-repository=/m', '--http-address=127.0.0.1', '--openai-port=0', '--http-max-input-size=1024', '--openai-chat-template=/t.jinja', '--openai-default-max-tokens=32').openai).toEqual({
+      host: '127.0.0.1',
+      port: 0,
+      bodyLimitBytes: 1024,
+      chatTemplateFile: '/t.jinja',
+      defaultMaxTokens: 32,
+    });
+    expect(serve('serve', '--model-repository=/m').openai).toBeUndefined();
+    expect(refusal('serve', '--model-repository=/m', '--openai-default-max-tokens=32')).toMatch(/need --openai-port/);
+  });
+
   it('maps --model-load-retry-count and --strict-readiness to the server options, left to core\'s defaults when absent', () => {
     expect(serve('--model-repository=/m', '--model-load-retry-count=3', '--strict-readiness=false').server).toMatchObject({ modelLoadRetryCount: 3, strictReadiness: false });
     expect(serve('--model-repository=/m', '--strict-readiness', 'on').server.strictReadiness).toBe(true);

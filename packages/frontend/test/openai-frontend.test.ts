@@ -195,6 +195,19 @@ describe('OpenAI frontend errors', () => {
     expect((late as Error).message).toMatch(/asked to fail after 2 tokens/);
   });
 
+  it('ends a stream of n choices at the first that fails, cancelling the others', async () => {
+    const cancelled = fx.words.cancelled;
+    // seed 0: choice 0 fails after 2 tokens; choice 1 (seed 1) would go on.
+    const stream = await client.completions.create({ model: 'words', prompt: 'fail after 2', max_tokens: 100_000, n: 2, seed: 0, stream: true });
+    const late = await (async () => {
+      for await (const _ of stream);
+    })().catch((e: unknown) => e);
+    expect((late as Error).message).toMatch(/asked to fail after 2 tokens/);
+    await expect.poll(() => fx.words.cancelled).toBe(cancelled + 1);
+    // The server still answers.
+    expect((await client.completions.create({ model: 'words', prompt: 'a', max_tokens: 1 })).choices[0]!.text).toBe(' A');
+  });
+
   it('answers OpenAI error objects for malformed bodies, unknown routes and wrong methods', async () => {
     const post = (path: string, body: string) => fetch(`${fx.baseURL}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const malformed = await post('/completions', '{"model": ');

@@ -3,7 +3,7 @@ import { gguf } from '@huggingface/gguf';
 import { Template } from '@huggingface/jinja';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTinyLlamaModel, tinyGgufUnavailable } from '../../backend-llamacpp/test/tiny-llama.js';
+import { makeTinyLlamaModel, tinyGgufUnavailable } from '../../backend-llamacpp/models/tiny-llama.js';
 import { startOpenAIFixture, type OpenAIFixture } from './helpers/openai-fixture.js';
 
 const unavailable = await tinyGgufUnavailable();

@@ -47,6 +47,11 @@ export class CallerTrace {
   }
 
   stamp(name: string, time = performance.now()): void {
+    // Checked here: a bad stamp would otherwise surface later as a broken trace file.
+    if (typeof name !== 'string' || name === '') throw new InferenceError('INVALID_ARG', `CallerTrace.stamp: the activity name must be a non-empty string, got ${JSON.stringify(name)}`);
+    if (typeof time !== 'number' || !Number.isFinite(time)) {
+      throw new InferenceError('INVALID_ARG', `CallerTrace.stamp('${name}'): the time must be a performance.now() number of milliseconds, got ${String(time)}`);
+    }
     this.stamped.push({ name, time });
   }
 

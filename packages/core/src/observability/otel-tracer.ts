@@ -91,15 +91,15 @@ export class OpenTelemetryTracer {
     this.tracer = this.provider.getTracer(TRACER_NAME);
   }
 
-  /** Subscribes while `on`, and only then. */
+  /** Subscribes while `on`, and only then; going off (or the server stopping), ends the root spans still waiting for their caller, as RequestTracer writes its traces. */
   setActive(on: boolean): void {
     this.subscription.set(on);
+    if (!on) for (const finish of [...this.waiting]) finish();
   }
 
-  /** The server stops: ends the root spans still waiting for their caller, and exports every span ended. */
+  /** The server stops: ends the root spans still waiting, and exports every span ended. */
   async close(): Promise<void> {
     this.setActive(false);
-    for (const finish of [...this.waiting]) finish();
     await this.provider.shutdown();
   }
 

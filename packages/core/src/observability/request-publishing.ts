@@ -39,9 +39,9 @@ let serials = 0;
 let stepParent: RequestView | undefined;
 
 /**
- * Runs `start`, which starts one step of the ensemble request `parent` through the server,
- * so that the step's request names `parent` as its parent: the server accepts (or refuses)
- * a request synchronously, before `start` returns.
+ * Runs `start`, which starts one child of `parent` through the server (an ensemble step, or
+ * a BLS call by startChildRequest), so that the child's request names `parent` as its
+ * parent: the server accepts (or refuses) a request synchronously, before `start` returns.
  */
 export function startStep<T>(parent: ObservedRequest, start: () => T): T {
   if (!requestStartChannel.hasSubscribers) return start();

@@ -15,7 +15,7 @@ export class TraceSampler {
   /** Traces collected and not yet written. */
   private pending: string[] = [];
   private retired = false;
-  /** Whether the settings trace at all (a level, a rate and a file). */
+  /** Whether the settings sample by rate: a level, a non-zero rate and, in mode 'triton', a file. With a level but no rate, only continued traces are taken. */
   private readonly active: boolean;
 
   constructor(

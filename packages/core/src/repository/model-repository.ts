@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { InferenceError } from '../errors.js';
 import type { ModelSource } from './model-source.js';
+import { checkObjectStorageOptions } from './object-storage-root.js';
 import type { RepositoryRoot, RepositoryRootOptions } from './repository-root.js';
 import { repositoryRootFor } from './repository-root-for.js';
 
-export { versionDirectories } from './local-repository-root.js';
 export type { ModelSource } from './model-source.js';
 
 export interface RepositoryScan {
@@ -20,6 +20,7 @@ export class ModelRepository {
   private readonly roots: readonly RepositoryRoot[];
 
   constructor(paths: readonly string[], options: ModelRepositoryOptions = {}) {
+    checkObjectStorageOptions(options.objectStorage);
     this.roots = paths.map((path) => repositoryRootFor(path, options));
   }
 

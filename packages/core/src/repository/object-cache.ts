@@ -128,8 +128,13 @@ async function sizeOf(file: string): Promise<number | undefined> {
 }
 
 async function readManifest(file: string): Promise<Manifest> {
-  // A manifest that is missing or unreadable only costs downloads.
-  return readFile(file, 'utf8').then((text) => JSON.parse(text) as Manifest, () => ({}));
+  // A manifest that is missing, unreadable or not JSON only costs downloads.
+  try {
+    const parsed: unknown = JSON.parse(await readFile(file, 'utf8'));
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Manifest) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Keeps the entries of the objects still listed, written whole or not at all; a warm start that fetched nothing writes nothing. */

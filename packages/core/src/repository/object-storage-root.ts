@@ -27,10 +27,7 @@ export class ObjectStorageRoot implements RepositoryRoot {
     private readonly options: RepositoryRootOptions,
   ) {
     this.location = store.url;
-    const maxObjectBytes = options.objectStorage?.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
-    if (!Number.isSafeInteger(maxObjectBytes) || maxObjectBytes < 1) {
-      throw new InferenceError('INVALID_ARG', `\`objectStorage.maxObjectBytes\` must be a positive integer, got ${String(maxObjectBytes)}`);
-    }
+    const maxObjectBytes = checkObjectStorageOptions(options.objectStorage)?.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     this.cache = new ObjectCache(cacheDirectory(store, options.objectStorage), (object, file) => store.download(object, file), maxObjectBytes);
   }
 
@@ -85,6 +82,22 @@ export class ObjectStorageRoot implements RepositoryRoot {
   close(): Promise<void> {
     return this.store.close();
   }
+}
+
+/** ServerOptions.objectStorage, refused naming the field that is wrong; checked whatever the repositories, so that a mistake shows before one is in a bucket. */
+export function checkObjectStorageOptions(options: ObjectStorageOptions | undefined): ObjectStorageOptions | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InferenceError('INVALID_ARG', `\`objectStorage\` must be an object { cacheDirectory?, maxObjectBytes? }, got ${Array.isArray(options) ? 'an array' : String(options)}`);
+  }
+  const { cacheDirectory, maxObjectBytes } = options;
+  if (cacheDirectory !== undefined && (typeof cacheDirectory !== 'string' || cacheDirectory === '')) {
+    throw new InferenceError('INVALID_ARG', `\`objectStorage.cacheDirectory\` must be a non-empty directory path, got ${JSON.stringify(cacheDirectory)}`);
+  }
+  if (maxObjectBytes !== undefined && (!Number.isSafeInteger(maxObjectBytes) || maxObjectBytes < 1)) {
+    throw new InferenceError('INVALID_ARG', `\`objectStorage.maxObjectBytes\` must be a positive integer, got ${String(maxObjectBytes)}`);
+  }
+  return options;
 }
 
 /**

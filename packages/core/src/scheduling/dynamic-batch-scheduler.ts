@@ -85,7 +85,7 @@ export class DynamicBatchScheduler implements Scheduler {
       }
     }
     while (this.pool.hasIdle) {
-      const batch = this.held ?? this.nextBatch();
+      const batch = this.liveHeld() ?? this.nextBatch();
       if (!batch) return;
       const runner = this.pool.acquire();
       if (!runner) {
@@ -98,6 +98,13 @@ export class DynamicBatchScheduler implements Scheduler {
     }
     // The queue delay matters only to a free instance (a busy one dispatches again when it frees): under load, only timeouts wake.
     this.timer.set(this.timesOut ? this.batcher.nextTimeout() : undefined);
+  }
+
+  /** The held batch less the requests that ended while it waited for its grant (cancelled by their callers); undefined when none is left. */
+  private liveHeld(): InferenceRequest[] | undefined {
+    const live = this.held?.filter((request) => !request.response.isEnded);
+    this.held = live !== undefined && live.length > 0 ? live : undefined;
+    return this.held;
   }
 
   /** The batcher's next batch, out of the queue; undefined (the timer set for when one may be) when none is due. */

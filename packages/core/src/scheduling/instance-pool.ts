@@ -17,7 +17,7 @@ const HEALTHY: Health = { state: 'healthy' };
  * resources: acquiring stages it with the limiter, and a grant that comes later calls
  * the scheduler's hook. Schedulers acquire only for work they hold (Triton stages an
  * instance for a formed batch), so a grant is taken at once; one the scheduler does
- * not take by the end of the current microtasks (its work ended) is given back.
+ * not take in the dispatch its hook runs (its work ended) is given back.
  */
 export class InstancePool {
   private readonly runners: (InstanceRunner | undefined)[];
@@ -77,7 +77,7 @@ export class InstancePool {
     this.limiter?.limiter.unregister(this.limiter.slots);
   }
 
-  /** The LimitedInstance of a slot, whose grant lets it run. */
+  /** The limiter granted slot `index` its resources (LimitedInstance.granted): the instance may run. */
   grant(index: number): void {
     const runner = this.runners[index];
     if (!runner || !this.free.includes(runner)) {
@@ -88,8 +88,10 @@ export class InstancePool {
     this.granted.push(runner);
     // The instance acquire() is staging takes its grant at once; any other may find its work gone.
     if (index === this.staging) return;
-    queueMicrotask(() => this.giveBackUntaken(runner, index));
+    // The scheduler hears first: a dispatch it queues as a microtask must run before the give-back, or the grant
+    // always goes back untaken and the instance loses its turn to whoever else waits.
     this.onAvailable();
+    queueMicrotask(() => this.giveBackUntaken(runner, index));
   }
 
   /** Whether an idle healthy instance is waiting for work (under a rate limiter it may still wait for resources: see acquire). */

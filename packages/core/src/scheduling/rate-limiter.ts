@@ -251,6 +251,7 @@ export class RateLimiter {
 }
 
 function checkResource(resource: RateLimitResource): RateLimitResource {
+  if (typeof resource !== 'object' || resource === null) throw new InferenceError('INVALID_ARG', `a rate limiter resource must be an object { name, count, device? }, got ${String(resource)}`);
   const { name, count, device } = resource;
   if (typeof name !== 'string' || name === '') throw new InferenceError('INVALID_ARG', `a rate limiter resource needs a name, got ${JSON.stringify(resource)}`);
   if (!Number.isSafeInteger(count) || count < 0) throw new InferenceError('INVALID_ARG', `rate limiter resource '${name}': count must be a non-negative integer, got ${String(count)}`);

@@ -122,6 +122,13 @@ describe("a caller's activities in Triton-mode traces (CallerTrace)", () => {
     }
   });
 
+  it('refuses a stamp without a name or with a time that is not a number, naming it', () => {
+    const trace = new CallerTrace();
+    expect(() => trace.stamp('')).toThrow('CallerTrace.stamp: the activity name must be a non-empty string, got ""');
+    expect(() => trace.stamp('APP_RECV_END', Number.NaN)).toThrow("CallerTrace.stamp('APP_RECV_END'): the time must be a performance.now() number of milliseconds, got NaN");
+    expect(trace.activities).toEqual([]);
+  });
+
   it('waits on no caller whose request was not sampled, and writes a sampled one whose caller never ends when the server stops', async () => {
     const file = join(dir, 'rate.json');
     const server = await fx.start({ m: { config: testConfig({}) } }, { trace: traced(file, 2) });

@@ -145,6 +145,17 @@ describe('OpenTelemetry mode', () => {
     expect(BigInt(roots[0]!.startTimeUnixNano)).toBe(BigInt(roots[0]!.events[0]!.timeUnixNano));
   });
 
+  it('ends the InferRequest spans still waiting for their caller when tracing goes off, as Triton mode writes its traces', async () => {
+    const server = await tracingServer({ m: { config: testConfig({}) } });
+    const unended = new CallerTrace({ endsAfterResponse: true });
+    await server.infer('m', { inputs: input(), trace: unended });
+    server.updateTraceSettings({ trace_level: ['OFF'] });
+    // Stamped after the span ended: not on it.
+    unended.stamp('LATE');
+    await server.stop();
+    expect(events(only(collector!.spans, 'InferRequest'))).toEqual([]);
+  });
+
   it("lays an ensemble's steps under its model span, with triton.trace_parent_id", async () => {
     const server = await tracingServer({ first: { config: testConfig({ name: 'first' }) }, second: { config: testConfig({ name: 'second' }) }, ens: { config: TWO_STEP_ENSEMBLE } });
     await server.infer('ens', { inputs: { A: input().INPUT0! }, id: 'e' });

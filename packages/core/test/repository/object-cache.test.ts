@@ -41,6 +41,18 @@ describe('ObjectCache', () => {
     expect(await readFile(join(directory, 'm', '1', 'model.bin'), 'utf8')).toBe(content);
   });
 
+  it('takes a manifest that is not JSON as an empty one: the load downloads again', async () => {
+    let fetched = 0;
+    const cache = new ObjectCache(directory, async (_, file) => {
+      fetched++;
+      await writeFile(file, 'x');
+    }, 1024);
+    await cache.localize('m', [object('1/a', 'x')]);
+    await writeFile(join(directory, '.tritium-objects', 'm.json'), '{"1/a": {"etag"');
+    await cache.localize('m', [object('1/a', 'x')]);
+    expect(fetched).toBe(2);
+  });
+
   it('removes what the store no longer lists, and refuses a key leading out of the model', async () => {
     const cache = new ObjectCache(directory, (_, file) => writeFile(file, 'x'), 1024);
     await cache.localize('m', [object('1/a', 'x'), object('2/b', 'x')]);

@@ -213,6 +213,15 @@ describe('s3:// model repositories', () => {
     expect(entry).toMatchObject({ name: 'm', version: 1, state: 'READY', reason: expect.stringContaining(`object 's3://${bucket}/models/m/2/model.test' is 2000 bytes`) });
   });
 
+  it('refuses bad objectStorage options naming the field, whatever the repositories', async () => {
+    const local = await TempRepository.create({});
+    cleanups.push(() => local.remove());
+    const start = (objectStorage: unknown) => rejection(InferenceServer.start({ modelRepository: local.path, objectStorage: objectStorage as ServerOptions['objectStorage'] }));
+    expect((await start({ maxObjectBytes: 0 })).message).toBe('`objectStorage.maxObjectBytes` must be a positive integer, got 0');
+    expect((await start({ cacheDirectory: 7 })).message).toBe('`objectStorage.cacheDirectory` must be a non-empty directory path, got 7');
+    expect((await start('/tmp/cache')).message).toBe('`objectStorage` must be an object { cacheDirectory?, maxObjectBytes? }, got /tmp/cache');
+  });
+
   it('refuses a path with nothing under it, an endpoint that does not answer, a bad path, and gs://', async () => {
     const { bucket } = await bucketWith({ m: { config: testConfig({}) } });
     const empty = await rejection(serve(`s3://${s3.host}/${bucket}/nothing-here`));

@@ -101,6 +101,22 @@ describe('unloadModel with unloadDependents', () => {
     expect(await names()).toEqual(['first', 'second', 'solo', 'third']);
   });
 
+  it('lets an ensemble request in flight finish its later steps before the models it uses go', async () => {
+    const slowFirst = { config: testConfig({ extra: 'parameters { key: "delay_ms" value { string_value: "50" } }' }) };
+    await start({ ...models(), first: slowFirst }, { modelControlMode: 'explicit', startupModels: ['*'] });
+    const running = server!.infer('pair', { inputs: { A: { datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] } } });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await server!.unloadModel('pair', { unloadDependents: true });
+    expect(Array.from((await running).outputs.OUT!.data as Float32Array)).toEqual([1, 2, 3, 4]);
+    expect(await names()).toEqual(['second', 'solo', 'third']);
+  });
+
+  it('refuses an unloadDependents that is not a boolean, unloading nothing', async () => {
+    await start(models(), { modelControlMode: 'explicit', startupModels: ['*'] });
+    await expect(server!.unloadModel('pair', { unloadDependents: 'yes' as never })).rejects.toThrow('`unloadDependents` must be a boolean, got "yes"');
+    expect(await names()).toEqual(['first', 'pair', 'second', 'solo', 'third']);
+  });
+
   it('follows nested ensembles, and leaves alone a model that is not an ensemble', async () => {
     // pair (an ensemble) then third.
     const outer = TWO_STEP_ENSEMBLE.replace('model_name: "first" model_version: -1 input_map { key: "INPUT0" value: "A" } output_map { key: "OUTPUT0"', 'model_name: "pair" model_version: -1 input_map { key: "A" value: "A" } output_map { key: "OUT"').replace(

@@ -1,8 +1,9 @@
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import type { RateLimitOptions } from '@tritium/core';
+import { InferenceServer, type RateLimitOptions, type ServerOptions } from '@tritium/core';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
-import { testConfig } from '../helpers/repository.js';
-import { newProbe } from '../helpers/test-backend.js';
+import { TempRepository, testConfig } from '../helpers/repository.js';
+import { newProbe, sleep } from '../helpers/test-backend.js';
 
 /** A test-backend model whose every execution takes `delayMs`, its instances asking the rate limiter for `limiter` (the block's body). */
 function limitedModel(limiter: string, options: { count?: number; delayMs?: number } = {}): string {
@@ -80,6 +81,35 @@ parameters { key: "delay_ms" value { string_value: "3" } }`,
     expect(probe.maxRunning).toBe(1);
   });
 
+  it('gives a dynamic batching model its turns beside a default-scheduled one that always has work', async () => {
+    const probe = newProbe();
+    const shared = 'resources [ { name: "R" count: 1 } ]';
+    const batched = limitedModel(shared, { delayMs: 2 }).replace('max_batch_size: 0', 'max_batch_size: 1') + 'dynamic_batching { }\n';
+    const server = await fixture.start({ batched: { config: batched }, plain: { config: limitedModel(shared, { delayMs: 2 }) } }, { rateLimit: executionCount }, probe);
+    const batchedRequest = { inputs: { INPUT0: { datatype: 'FP32' as const, shape: [1, 1], data: [1] } } };
+    // Both always have work waiting: each then has its turn in alternation (executions x priority, equal priorities).
+    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? server.infer('batched', batchedRequest) : server.infer('plain', request))));
+    const batchedInFirst20 = probe.ranOn.slice(0, 20).filter((name) => name.startsWith('batched')).length;
+    expect(batchedInFirst20).toBeGreaterThanOrEqual(8);
+  });
+
+  it('drops a request cancelled while its formed batch waits for the grant: it never reaches the backend', async () => {
+    const probe = newProbe();
+    const shared = 'resources [ { name: "R" count: 1 } ]';
+    const batched = limitedModel(shared).replace('max_batch_size: 0', 'max_batch_size: 1') + 'dynamic_batching { }\n';
+    const server = await fixture.start({ batched: { config: batched }, holder: { config: limitedModel(shared, { delayMs: 50 }) } }, { rateLimit: executionCount }, probe);
+    const holding = server.infer('holder', request);
+    await sleep(10);
+    const abort = new AbortController();
+    const waiting = server.infer('batched', { inputs: { INPUT0: { datatype: 'FP32', shape: [1, 1], data: [1] } }, signal: abort.signal });
+    await sleep(10);
+    abort.abort();
+    expect((await rejection(waiting)).code).toBe('CANCELLED');
+    await holding;
+    await sleep(20);
+    expect(probe.ranOn).toEqual(['holder_0_0']);
+  });
+
   it('refuses a load whose instance needs more than the resources given, naming the resource', async () => {
     const server = await fixture.start(
       { ok: { config: limitedModel('resources [ { name: "R" count: 2 } ]') }, big: { config: limitedModel('resources [ { name: "R" count: 4 } ]') } },
@@ -110,5 +140,16 @@ parameters { key: "delay_ms" value { string_value: "3" } }`,
   it('refuses bad options naming the field', async () => {
     expect((await rejection(fixture.start({}, { rateLimit: { mode: 'sometimes' as never } }))).message).toBe("`rateLimit.mode` must be 'off' or 'execution_count', got \"sometimes\"");
     expect((await rejection(fixture.start({}, { rateLimit: { resources: [{ name: 'R', count: 1.5 }] } }))).message).toBe("rate limiter resource 'R': count must be a non-negative integer, got 1.5");
+    expect((await rejection(fixture.start({}, { rateLimit: { resources: [null as never] } }))).message).toBe('a rate limiter resource must be an object { name, count, device? }, got null');
+  });
+
+  it('refuses bad options before registering metrics in the application\'s registry: a later start can use it', async () => {
+    const registry = new Registry();
+    const repo = (fixture.repo = await TempRepository.create({}));
+    const start = (options: Partial<ServerOptions>) => InferenceServer.start({ modelRepository: repo.path, metrics: { registry }, ...options });
+    await rejection(start({ rateLimit: { mode: 'sometimes' as never } }));
+    await rejection(start({ repositoryAgents: [{ name: '' } as never] }));
+    fixture.server = await start({});
+    expect(registry.getSingleMetric('nv_inference_count')).toBeDefined();
   });
 });

@@ -30,7 +30,7 @@ export interface ServeOptions {
   readonly grpc?: ListenOptions & SharedMemoryOptions & { readonly restrictedApis?: RestrictedApis; readonly maxReceiveMessageBytes?: number };
   readonly metrics?: ListenOptions;
   /** The OpenAI frontend, when --openai-port is given (its repository is the server's). */
-  readonly openai?: ListenOptions & { readonly chatTemplateFile?: string; readonly defaultMaxTokens?: number };
+  readonly openai?: ListenOptions & { readonly bodyLimitBytes?: number; readonly chatTemplateFile?: string; readonly defaultMaxTokens?: number };
   /** What --backend-config gives the official backends (the server's backendSettings). */
   readonly backends: BackendSettings;
   /** The --log-* flags, as the server's log starts (its ServerLogger). */
@@ -172,7 +172,7 @@ function serveOptions(given: GivenFlags): ServeOptions {
     grpc: grpc && { ...grpc, maxReceiveMessageBytes, restrictedApis: grpcRestricted, allowClientSharedMemory },
     // As Triton, the metrics service listens where HTTP does unless told otherwise.
     metrics: service('allow-metrics', given.last('metrics-address') ?? httpAddress, 'metrics-port', DEFAULTS.metricsPort),
-    openai: openaiOptions(given, httpAddress),
+    openai: openaiOptions(given, httpAddress, bodyLimitBytes),
     backends: backends.settings,
     log: logSettings(given),
     ignored: [...given.names().flatMap((name) => {
@@ -184,8 +184,12 @@ function serveOptions(given: GivenFlags): ServeOptions {
   return options;
 }
 
-/** The OpenAI frontend's options; undefined (not served) without --openai-port, as tritonserver has none. */
-function openaiOptions(given: GivenFlags, host: string): ServeOptions['openai'] {
+/**
+ * The OpenAI frontend's options; undefined (not served) without --openai-port, as
+ * tritonserver has none. --http-max-input-size limits its bodies too, as it does in
+ * Triton's OpenAI frontend.
+ */
+function openaiOptions(given: GivenFlags, host: string, bodyLimitBytes: number | undefined): ServeOptions['openai'] {
   const port = given.integer('openai-port', 0, 65_535);
   const chatTemplateFile = given.last('openai-chat-template');
   const defaultMaxTokens = given.integer('openai-default-max-tokens', 0, Number.MAX_SAFE_INTEGER);
@@ -193,7 +197,7 @@ function openaiOptions(given: GivenFlags, host: string): ServeOptions['openai'] 
     if (chatTemplateFile !== undefined || defaultMaxTokens !== undefined) throw new UsageError('--openai-chat-template and --openai-default-max-tokens need --openai-port');
     return undefined;
   }
-  return { host, port, chatTemplateFile, defaultMaxTokens };
+  return { host, port, bodyLimitBytes, chatTemplateFile, defaultMaxTokens };
 }
 
 /** Every --http-restricted-api (or --grpc-restricted-protocol) given, as one set of restrictions; undefined when none is. */

@@ -37,7 +37,7 @@ export const FLAGS: Readonly<Record<string, Flag>> = {
   'allow-http': { value: '<boolean>', help: 'Serve HTTP/REST (default true).' },
   'http-address': { value: '<address>', help: 'The address HTTP listens on (default 0.0.0.0).' },
   'http-port': { value: '<port>', help: 'The HTTP port (default 8000; 0 picks a free one).' },
-  'http-max-input-size': { value: '<bytes>', help: 'The largest HTTP request body accepted (default 64 MiB, as Triton).' },
+  'http-max-input-size': { value: '<bytes>', help: 'The largest HTTP request body accepted, by the HTTP service and the OpenAI one (default 64 MiB, as Triton).' },
   'http-restricted-api': { value: '<api>,...:<key>=<value>', help: `Only requests with header <key>: <value> may call these APIs (others get 403); repeatable, an API in one group only. APIs: ${RESTRICTED_CATEGORIES.join(', ')}.` },
   'allow-grpc': { value: '<boolean>', help: 'Serve gRPC (default true).' },
   'grpc-address': { value: '<address>', help: 'The address gRPC listens on (default 0.0.0.0).' },

@@ -1,4 +1,4 @@
-import { status, type sendUnaryData, type ServerDuplexStream, type ServerUnaryCall, type UntypedHandleCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { status, type sendUnaryData, type ServerDuplexStream, type ServerUnaryCall, type ServerWritableStream, type UntypedHandleCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { InferenceError } from '@tritium/core';
 import type { ApiRestrictions, RestrictedCategory } from '../restricted-api.js';
 
@@ -42,7 +42,7 @@ export function restrictService(service: UntypedServiceImplementation, restricti
 }
 
 /** The rpcs served: unary (with a callback), ModelStreamInfer and Watch. */
-type Call = ServerUnaryCall<unknown, unknown> | ServerDuplexStream<unknown, unknown>;
+type Call = ServerUnaryCall<unknown, unknown> | ServerDuplexStream<unknown, unknown> | ServerWritableStream<unknown, unknown>;
 
 function restrictRpc(rpc: string, handler: UntypedHandleCall, restrictions: ApiRestrictions): UntypedHandleCall {
   const category = RPC_CATEGORIES[rpc];

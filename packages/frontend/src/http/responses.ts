@@ -19,6 +19,11 @@ export function sendEmpty(res: ServerResponse, status = 200): void {
  * client has gone, or when the parser already answered a malformed request on the socket.
  */
 export function sendError(res: ServerResponse, error: unknown): void {
+  sendErrorAs(res, error, (e) => ({ status: statusOf(e), body: errorJson(e) }));
+}
+
+/** sendError with another protocol's status and JSON body for the error (the OpenAI frontend's). */
+export function sendErrorAs(res: ServerResponse, error: unknown, render: (error: unknown) => { status: number; body: string }): void {
   // The connection's socket: a pipelined response has none of its own until its turn comes.
   if (res.writableEnded || res.destroyed || !res.req.socket.writable) return;
   if (res.headersSent) {
@@ -27,5 +32,6 @@ export function sendError(res: ServerResponse, error: unknown): void {
     return;
   }
   if (error instanceof HttpError) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  sendJson(res, statusOf(error), errorJson(error));
+  const { status, body } = render(error);
+  sendJson(res, status, body);
 }

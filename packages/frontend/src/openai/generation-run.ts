@@ -22,20 +22,24 @@ export interface ChoiceResult {
 /**
  * The n generations of one OpenAI request, started together (one inference each): a
  * refusal (bad request, no such model, a full queue) throws from the constructor, before
- * anything is answered. `signal` cancels them all (the client went away).
+ * anything is answered, and cancels those already started. `signal` cancels them all (the
+ * client went away), and so does the first to fail.
  */
 export class GenerationRun {
-  private readonly streams: Array<AsyncGenerator<InferResponse, void, undefined>>;
+  private readonly streams: Array<AsyncGenerator<InferResponse, void, undefined>> = [];
+  /** Cancels every choice: a stream not yet read would not be cancelled by its return(). */
+  private readonly cancel = new AbortController();
   private promptTokens: number | undefined;
   private completionTokens = 0;
 
   constructor(server: InferenceServer, private readonly model: GenerationModel, generations: readonly Generation[], signal: AbortSignal) {
     const name = model.model.facts.name;
-    this.streams = [];
+    if (signal.aborted) this.cancel.abort(signal.reason);
+    else signal.addEventListener('abort', () => this.cancel.abort(signal.reason), { once: true });
     try {
-      for (const generation of generations) this.streams.push(server.startStream(name, model.request(generation, signal)));
+      for (const generation of generations) this.streams.push(server.startStream(name, model.request(generation, this.cancel.signal)));
     } catch (error) {
-      for (const stream of this.streams) void stream.return();
+      this.cancel.abort(error);
       throw error;
     }
   }
@@ -43,7 +47,7 @@ export class GenerationRun {
   /**
    * Reads every choice's responses as they come, choices side by side, calling `onOutput`
    * with each and `onEnd` as each choice ends; resolves when all have ended, and rejects
-   * with the first error (the other choices are cancelled).
+   * with the first error (the other choices are cancelled, and nothing more is reported).
    */
   async each(onOutput: (index: number, output: GenerationOutput) => void, onEnd: (index: number, finishReason: FinishReason) => void): Promise<void> {
     try {
@@ -51,17 +55,20 @@ export class GenerationRun {
         this.streams.map(async (stream, index) => {
           let finishReason: FinishReason = 'stop';
           for await (const response of stream) {
+            if (this.cancel.signal.aborted) return;
             const output = generationOutput(response);
             this.promptTokens ??= output.inputTokens;
             this.completionTokens += output.outputTokens ?? 0;
             if (output.finishReason) finishReason = output.finishReason;
             onOutput(index, output);
           }
-          onEnd(index, finishReason);
+          if (!this.cancel.signal.aborted) onEnd(index, finishReason);
         }),
       );
+      // Cancelled while its last responses were read: not a whole answer.
+      this.cancel.signal.throwIfAborted();
     } catch (error) {
-      for (const stream of this.streams) void stream.return();
+      this.cancel.abort(error);
       throw error;
     }
   }

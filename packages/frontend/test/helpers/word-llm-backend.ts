@@ -7,7 +7,8 @@ import type { BackendRequest } from '@tritium/core/backend';
  * over and over, one token per response when streaming. It honours max_tokens and stop
  * (finish_reason "length" or "stop"), echo (exclude_input_in_output false), the token
  * counts and logprobs (each token certain-ish: -0.25, with one runner-up at -2). A prompt
- * saying `fail after <n>` streams n tokens, then fails.
+ * saying `fail after <n>` streams n tokens, then fails (with a `seed`, only at seed 0: of
+ * n choices, which differ by seed, only the first fails).
  */
 export function wordLlmBackend(probe: WordLlmProbe = { cancelled: 0 }): Backend {
   return {
@@ -71,7 +72,7 @@ export function wordLlmTokens(prompt: string, count: number): string[] {
 
 async function generate(request: BackendRequest, probe: WordLlmProbe): Promise<void> {
   const prompt = text(request.inputs.text_input) ?? '';
-  const sampling = JSON.parse(text(request.inputs.sampling_parameters) ?? '{}') as { max_tokens?: number; stop?: string[]; logprobs?: number };
+  const sampling = JSON.parse(text(request.inputs.sampling_parameters) ?? '{}') as { max_tokens?: number; stop?: string[]; logprobs?: number; seed?: number };
   const stream = flag(request, 'stream', false);
   const echo = !flag(request, 'exclude_input_in_output', true);
   const { tokens, finishReason } = continuation(prompt, sampling.max_tokens ?? 16, sampling.stop ?? []);
@@ -93,7 +94,7 @@ async function generate(request: BackendRequest, probe: WordLlmProbe): Promise<v
     return;
   }
   if (echo) request.response.send({ text_output: textTensor(prompt), ...extra([], tokens.length === 0) }, { final: tokens.length === 0 });
-  const failAfter = /fail after (\d+)/.exec(prompt);
+  const failAfter = (sampling.seed ?? 0) === 0 ? /fail after (\d+)/.exec(prompt) : null;
   for (const [i, token] of tokens.entries()) {
     if (failAfter && i === Number(failAfter[1])) return request.response.fail(new InferenceError('INVALID_ARG', `the word model was asked to fail after ${i} tokens`));
     // A token at a time, as a model decodes: the next one comes on a later turn of the event loop.

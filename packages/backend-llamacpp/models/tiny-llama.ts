@@ -29,7 +29,7 @@ const SCRIPT = fileURLToPath(new URL('./make-tiny-gguf.py', import.meta.url));
 
 /**
  * Why tiny models cannot be made here (python3 or its gguf package is missing), or
- * undefined when they can: tests skip with this reason.
+ * undefined when they can: tests skip with this reason, the bench and example print it.
  */
 export async function tinyGgufUnavailable(): Promise<string | undefined> {
   try {
