@@ -355,7 +355,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
    * backends in that order, and resolves last.
    */
   stop(): Promise<void> {
-    this.stopping ??= (async () => {
+    if (this.stopping) return this.stopping;
+    this.stopping = (async () => {
       this.repository.stop();
       await this.manager.stop();
       await this.repository.close();
@@ -364,6 +365,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
       await this.responseCache?.close();
       this.serverMetrics?.close();
     })();
+    // Once `stopping` is set, so that listeners read the server as not live and not ready.
+    this.notify('stopping');
     return this.stopping;
   }
 

@@ -114,6 +114,8 @@ export interface ServerEvents {
   modelStateChanged: (entry: ModelIndexEntry) => void;
   /** Poll mode: the repository could not be read (once per outage); loaded models keep serving. */
   repositoryError: (error: InferenceError) => void;
+  /** stop() began: from now on the server is neither live nor ready (health watchers read it again). */
+  stopping: () => void;
 }
 
 export interface TensorMetadata {

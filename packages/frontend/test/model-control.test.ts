@@ -141,6 +141,19 @@ describe('gRPC health Watch', () => {
   });
 });
 
+describe('gRPC health Watch while the server stops', () => {
+  it('hears NOT_SERVING as soon as stop() begins, with no model to unload', async () => {
+    const grpc = await start({}, { modelControlMode: 'explicit' });
+    const call = grpc.health.Watch!({ service: '' }) as ClientReadableStream<Message>;
+    const received = collect(call);
+    await until(() => received.statuses.length === 1);
+    const stopped = server!.stop();
+    await until(() => received.statuses.length === 2);
+    expect(received.statuses).toEqual(['SERVING', 'NOT_SERVING']);
+    await stopped;
+  });
+});
+
 describe('--model-load-retry-count', () => {
   it('a load that fails once succeeds with one retry, over HTTP and gRPC', async () => {
     const backend = flakyBackend();

@@ -8,8 +8,8 @@ type Watcher = ServerWritableStream<unknown, { status: ServingStatus }>;
 /**
  * gRPC's health service (grpc.health.v1.Health) as Triton answers Check: SERVING while
  * the server is ready, whatever service is named. Watch sends the status at once and again
- * each time it changes; readiness changes only with a model's state, so a change of state
- * is when it is read again.
+ * each time it changes; readiness changes only with a model's state or when the server
+ * starts stopping, so those are when it is read again.
  */
 export class HealthService {
   private readonly watchers = new Map<Watcher, ServingStatus>();
@@ -31,7 +31,7 @@ export class HealthService {
       call.end();
     }
     this.watchers.clear();
-    this.server.off('modelStateChanged', this.recheck);
+    this.unlisten();
   }
 
   private status(): ServingStatus {
@@ -39,7 +39,10 @@ export class HealthService {
   }
 
   private watch(call: Watcher): void {
-    if (this.watchers.size === 0) this.server.on('modelStateChanged', this.recheck);
+    if (this.watchers.size === 0) {
+      this.server.on('modelStateChanged', this.recheck);
+      this.server.on('stopping', this.recheck);
+    }
     const status = this.status();
     this.watchers.set(call, status);
     call.write({ status });
@@ -48,7 +51,12 @@ export class HealthService {
   }
 
   private forget(call: Watcher): void {
-    if (this.watchers.delete(call) && this.watchers.size === 0) this.server.off('modelStateChanged', this.recheck);
+    if (this.watchers.delete(call) && this.watchers.size === 0) this.unlisten();
+  }
+
+  private unlisten(): void {
+    this.server.off('modelStateChanged', this.recheck);
+    this.server.off('stopping', this.recheck);
   }
 
   private sendChanges(): void {
