@@ -11,8 +11,7 @@
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { copyFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -22,21 +21,12 @@ import { protoDirectory, startGrpcFrontend, startHttpFrontend } from '@tritium/f
 import type { ClientSetup, Target } from './frontend-client.js';
 import { measureLatency, median, table } from './measure.js';
 import { benchRepository } from './noop-backend.js';
+import { copyOnnxModel, onnxConfig } from './tiny-onnx.js';
 
 const ROUNDS = 5;
-const MODELS = fileURLToPath(new URL('../packages/backend-onnx/models/', import.meta.url));
-// The tiny model runs inline (a worker hand-off would cost more than the run), so what each path adds shows;
-// one intra-op thread, so that onnxruntime's spinning pool does not take the clients' core.
-const onnxConfig = (dims: string, thread: 'inline' | 'worker') => `platform: "onnxruntime_onnx"
-max_batch_size: 64
-input { name: "INPUT0" data_type: TYPE_FP32 dims: [ ${dims} ] }
-output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ ${dims} ] }
-parameters { key: "execution_thread" value { string_value: "${thread}" } }
-parameters { key: "intra_op_thread_count" value { string_value: "1" } }
-`;
 const repository = await benchRepository('tritium-bench-frontend-', { tiny: onnxConfig('1', 'inline'), identity: onnxConfig('-1', 'worker') });
-await copyFile(join(MODELS, 'tiny.onnx'), join(repository, 'tiny', '1', 'model.onnx'));
-await copyFile(join(MODELS, 'identity_fp32.onnx'), join(repository, 'identity', '1', 'model.onnx'));
+await copyOnnxModel(repository, 'tiny', 'tiny.onnx');
+await copyOnnxModel(repository, 'identity', 'identity_fp32.onnx');
 const server = await InferenceServer.start({ modelRepository: repository, backends: [onnxBackend()] });
 const httpFrontend = await startHttpFrontend(server, { host: '127.0.0.1', port: 0, allowClientSharedMemory: true });
 const grpcFrontend = await startGrpcFrontend(server, { host: '127.0.0.1', port: 0, allowClientSharedMemory: true });

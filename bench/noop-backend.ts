@@ -10,6 +10,9 @@ input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
 output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }
 ${extra}`;
 
+/** A batch of one for a no-op model of max_batch_size > 0. */
+export const noopInput: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
+
 /**
  * A backend whose models hand each request's INPUT0 back as OUTPUT0, so a benchmark
  * measures the server alone. It keeps its last instance, for calling it directly.
@@ -46,19 +49,18 @@ export async function benchRepository(prefix: string, configs: Record<string, st
  * the server and removes its repository.
  */
 export async function noopServing(options: Partial<ServerOptions> = {}): Promise<{ server: InferenceServer; callDirect: () => Promise<unknown>; callServer: () => Promise<unknown>; close: () => Promise<void> }> {
-  const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
   const noop = noopBackend();
   const repository = await benchRepository('tritium-bench-', { noop: noopConfig('max_batch_size: 8') });
   const server = await InferenceServer.start({ modelRepository: repository, backends: [noop], ...options });
   const direct: BackendRequest[] = [{
-    id: '1', modelName: 'noop', modelVersion: 1, inputs: { INPUT0: input }, requestedOutputs: ['OUTPUT0'],
+    id: '1', modelName: 'noop', modelVersion: 1, inputs: { INPUT0: noopInput }, requestedOutputs: ['OUTPUT0'],
     parameters: {}, batchSize: 1, priority: 0, timeoutMicroseconds: 0, sequence: undefined, isCancelled: false, onCancel: () => () => {},
     response: { send() {}, close() {}, fail() {} },
   }];
   return {
     server,
     callDirect: () => noop.instance!.execute(direct),
-    callServer: () => server.infer('noop', { inputs: { INPUT0: input } }),
+    callServer: () => server.infer('noop', { inputs: { INPUT0: noopInput } }),
     close: async () => {
       await server.stop();
       await rm(repository, { recursive: true, force: true });

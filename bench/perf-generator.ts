@@ -9,34 +9,23 @@
  * alternating rounds.
  *   npx -y pnpm@10.34.9 bench:perf      (WINDOW_MS=1000, ROUNDS=3 by default)
  */
-import { copyFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rm } from 'node:fs/promises';
 import { onnxBackend } from '@tritium/backend-onnx';
 import { InferenceServer, type Tensor } from '@tritium/core';
 import { InProcessClient } from '../packages/frontend/src/perf/inprocess-client.js';
 import { measureLevel, type MeasureSettings } from '../packages/frontend/src/perf/measurement.js';
 import { measureLatency, median } from './measure.js';
-import { benchRepository, noopBackend, noopConfig } from './noop-backend.js';
+import { benchRepository, noopBackend, noopConfig, noopInput as input } from './noop-backend.js';
+import { copyOnnxModel, onnxConfig } from './tiny-onnx.js';
 
 const WINDOW_MS = Number(process.env.WINDOW_MS ?? 1000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const MODELS = fileURLToPath(new URL('../packages/backend-onnx/models/', import.meta.url));
 const settings: MeasureSettings = { model: 'noop', batchSize: 1, measurementIntervalMs: WINDOW_MS, stabilityPercentage: 10, maxTrials: 6 };
 
-// As bench/frontend.ts's: inline, one intra-op thread.
-const TINY_CONFIG = `platform: "onnxruntime_onnx"
-max_batch_size: 64
-input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] }
-output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }
-parameters { key: "execution_thread" value { string_value: "inline" } }
-parameters { key: "intra_op_thread_count" value { string_value: "1" } }
-`;
-const repository = await benchRepository('tritium-perf-bench-', { noop: noopConfig('max_batch_size: 8'), tiny: TINY_CONFIG });
-await copyFile(join(MODELS, 'tiny.onnx'), join(repository, 'tiny', '1', 'model.onnx'));
+const repository = await benchRepository('tritium-perf-bench-', { noop: noopConfig('max_batch_size: 8'), tiny: onnxConfig('1', 'inline') });
+await copyOnnxModel(repository, 'tiny', 'tiny.onnx');
 const server = await InferenceServer.start({ modelRepository: repository, backends: [noopBackend(), onnxBackend()] });
 const client = new InProcessClient(server);
-const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
 const requests = [client.prepare('noop', undefined, { INPUT0: input })];
 const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
 

@@ -8,13 +8,12 @@
  * Run: npx -y pnpm@10.34.9 bench:rate-limit
  */
 import { rm } from 'node:fs/promises';
-import { InferenceServer, type RateLimitOptions, type Tensor } from '@tritium/core';
+import { InferenceServer, type RateLimitOptions } from '@tritium/core';
 import { alternateRounds, formatSpread, measureRate, median, ratioSpread, table } from './measure.js';
-import { benchRepository, noopBackend, noopConfig } from './noop-backend.js';
+import { benchRepository, noopBackend, noopConfig, noopInput as input } from './noop-backend.js';
 
 const CALLS_PER_ROUND = 10_000;
 const ROUNDS = 15;
-const input: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) };
 const limited = (count: number) => noopConfig(`max_batch_size: 8\ninstance_group { count: ${count} kind: KIND_CPU rate_limiter { resources [ { name: "R" count: 1 } ] } }`);
 const repository = await benchRepository('tritium-bench-rate-limit-', { one: limited(1), two: limited(2) });
 const serve = (rateLimit: RateLimitOptions) => InferenceServer.start({ modelRepository: repository, backends: [noopBackend()], rateLimit });

@@ -9,7 +9,7 @@
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,19 +19,11 @@ import { protoDirectory, startGrpcFrontend, startHttpFrontend } from '@tritium/f
 import type { ClientSetup, Target } from './frontend-client.js';
 import { median, table } from './measure.js';
 import { benchRepository } from './noop-backend.js';
+import { copyOnnxModel, onnxConfig } from './tiny-onnx.js';
 
 const ROUNDS = 7;
-const MODELS = fileURLToPath(new URL('../packages/backend-onnx/models/', import.meta.url));
-const repository = await benchRepository('tritium-bench-trace-frontend-', {
-  tiny: `platform: "onnxruntime_onnx"
-max_batch_size: 64
-input { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] }
-output { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }
-parameters { key: "execution_thread" value { string_value: "inline" } }
-parameters { key: "intra_op_thread_count" value { string_value: "1" } }
-`,
-});
-await copyFile(join(MODELS, 'tiny.onnx'), join(repository, 'tiny', '1', 'model.onnx'));
+const repository = await benchRepository('tritium-bench-trace-frontend-', { tiny: onnxConfig('1', 'inline') });
+await copyOnnxModel(repository, 'tiny', 'tiny.onnx');
 const server = await InferenceServer.start({ modelRepository: repository, backends: [onnxBackend()] });
 const httpFrontend = await startHttpFrontend(server, { host: '127.0.0.1', port: 0 });
 const grpcFrontend = await startGrpcFrontend(server, { host: '127.0.0.1', port: 0 });

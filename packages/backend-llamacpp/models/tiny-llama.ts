@@ -26,6 +26,7 @@ export interface TinyLlamaModelOptions extends TinyGgufOptions {
 }
 
 const SCRIPT = fileURLToPath(new URL('./make-tiny-gguf.py', import.meta.url));
+const run = promisify(execFile);
 
 /**
  * Why tiny models cannot be made here (python3 or its gguf package is missing), or
@@ -33,7 +34,7 @@ const SCRIPT = fileURLToPath(new URL('./make-tiny-gguf.py', import.meta.url));
  */
 export async function tinyGgufUnavailable(): Promise<string | undefined> {
   try {
-    await promisify(execFile)('python3', ['-c', 'import gguf, numpy'], { timeout: 30_000 });
+    await run('python3', ['-c', 'import gguf, numpy'], { timeout: 30_000 });
     return undefined;
   } catch (error) {
     return `python3 with the gguf package is needed to write tiny GGUF models (pip install gguf): ${(error as Error).message.split('\n')[0]}`;
@@ -48,7 +49,7 @@ export async function writeTinyGguf(path: string, options: TinyGgufOptions = {})
   if (options.heads) args.push('--heads', String(options.heads));
   if (options.trainedContext) args.push('--context', String(options.trainedContext));
   if (options.f16) args.push('--f16');
-  await promisify(execFile)('python3', args, { timeout: 120_000 });
+  await run('python3', args, { timeout: 120_000 });
 }
 
 /**

@@ -62,8 +62,10 @@ async function run(request: BackendRequest, input: GenerateRequest, prompt: Toke
   const wantsLogprobs = input.outputs.has('logprobs') && sampling.logprobs !== undefined;
   const wantsConfidence = wantsLogprobs || input.outputs.has('cumulative_logprob');
   // A candidate's text as it would follow the tokens before it (a SentencePiece word keeps its leading space).
-  const before = () => (text.tokenCount > 0 ? text.outputTokens().slice(-4) : prompt.slice(-4)) as Token[];
-  const logprobs = new TokenLogprobs(wantsLogprobs ? sampling.logprobs : undefined, (token) => model.detokenize([token as Token], true, before()));
+  const logprobs = new TokenLogprobs(wantsLogprobs ? sampling.logprobs : undefined, () => {
+    const before = (text.tokenCount > 0 ? text.outputTokens().slice(-4) : prompt.slice(-4)) as Token[];
+    return (token) => model.detokenize([token as Token], true, before);
+  });
   const counts = { inputTokens: prompt.length, outputTokens: 0, logprobs };
   let sentTokens = 0;
   let previous: number | undefined;

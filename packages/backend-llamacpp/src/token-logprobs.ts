@@ -14,18 +14,20 @@ export class TokenLogprobs {
   constructor(
     /** How many top tokens per position (vLLM's `logprobs`); undefined: only the cumulative figure is kept. */
     private readonly top: number | undefined,
-    private readonly decode: (token: number) => string,
+    /** A decoder of candidates at the position being added: made once per position (the tokens before are the same for all). */
+    private readonly decoderHere: () => (token: number) => string,
   ) {}
 
   add(token: number, confidence: number | undefined, probabilities: ReadonlyMap<number, number> | undefined): void {
     this.total += Math.log(confidence ?? 0);
     if (this.top === undefined || !probabilities) return;
     const position: PositionLogprobs = {};
+    const decode = this.decoderHere();
     let rank = 0;
     for (const [candidate, probability] of probabilities) {
       rank++;
       // The map is sorted, most likely first.
-      if (rank <= this.top || candidate === token) position[candidate] = { logprob: Math.log(probability), rank, decoded_token: this.decode(candidate) };
+      if (rank <= this.top || candidate === token) position[candidate] = { logprob: Math.log(probability), rank, decoded_token: decode(candidate) };
       if (rank >= this.top && position[token]) break;
     }
     this.positions.push(position);

@@ -201,7 +201,8 @@ export class OnnxInstance implements BackendInstance {
     const fetches = this.fetches(batch);
     // onnxruntime refuses an empty fetch list; with no output configured there is nothing to run for.
     if (fetches.length === 0) return batch.map(() => ({}));
-    const inputsReady = performance.now();
+    // Only the execution's first run tells when its inputs were ready.
+    const inputsReady = firstRun && report ? performance.now() : undefined;
     const { outputs: results, ranFrom, ranTo } = await this.slot.run(feeds, fetches);
     // A pool thread's own run times; inline, the run is the call.
     if (firstRun) report?.inputsReady(ranFrom ?? inputsReady);

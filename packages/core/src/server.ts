@@ -429,6 +429,7 @@ function rateLimiterFor(options: RateLimitOptions | undefined): RateLimiter | un
   const mode = options.mode ?? 'off';
   if (mode !== 'off' && mode !== 'execution_count') throw new InferenceError('INVALID_ARG', `\`rateLimit.mode\` must be 'off' or 'execution_count', got ${JSON.stringify(mode)}`);
   if (options.resources !== undefined && !Array.isArray(options.resources)) throw new InferenceError('INVALID_ARG', '`rateLimit.resources` must be an array of { name, count, device? }');
+  // Made even when off: explicit resources are refused the same way in either mode.
   const limiter = new RateLimiter(options.resources);
   return mode === 'execution_count' ? limiter : undefined;
 }

@@ -3,7 +3,7 @@ import type { BackendRegistry } from '../backend/registry.js';
 import type { NormalizedModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import { emitTritiumWarning } from '../warnings.js';
-import type { ModelSource } from '../repository/model-repository.js';
+import type { ModelSource } from '../repository/model-source.js';
 import type { InferRequest, SequenceOptions } from '../contract/inference.js';
 import type { ModelServer } from '../contract/model-server.js';
 import type { ResponseCache } from '../cache/response-cache.js';

@@ -1,4 +1,5 @@
 import { InferenceError } from '../errors.js';
+import { INT32_MAX, isIntegerIn } from './integer-range.js';
 
 /** The server's log settings, by the names Triton's logging extension gives them (GET/POST /v2/logging). */
 export interface LogSettings {
@@ -25,9 +26,6 @@ export const DEFAULT_LOG_SETTINGS: LogSettings = Object.freeze({
   log_format: 'default',
 });
 
-/** Triton keeps the level in an int32. */
-const MAX_VERBOSE_LEVEL = 2 ** 31 - 1;
-
 type Check = (value: unknown) => string | undefined;
 
 const isBoolean: Check = (value) => (typeof value === 'boolean' ? undefined : 'a boolean');
@@ -38,7 +36,8 @@ const CHECKS: Readonly<Record<keyof LogSettings, Check>> = {
   log_info: isBoolean,
   log_warning: isBoolean,
   log_error: isBoolean,
-  log_verbose_level: (value) => (Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_VERBOSE_LEVEL ? undefined : 'an integer from 0 to 2^31-1'),
+  // Triton keeps the level in an int32.
+  log_verbose_level: (value) => (isIntegerIn(value, 0, INT32_MAX) ? undefined : 'an integer from 0 to 2^31-1'),
   log_format: (value) => (value === 'default' || value === 'ISO8601' ? undefined : "'default' or 'ISO8601'"),
 };
 

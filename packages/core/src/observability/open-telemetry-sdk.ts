@@ -1,4 +1,5 @@
 import { InferenceError } from '../errors.js';
+import { isModuleNotFound } from '../repository/missing-package.js';
 
 /** The parts of the OpenTelemetry JS SDK that OpenTelemetry mode uses. */
 export interface OpenTelemetrySdk {
@@ -34,8 +35,7 @@ export async function openTelemetrySdkFor(trace: unknown, load: ImportOpenTeleme
     return await load();
   } catch (error) {
     const missing = /'(@opentelemetry\/[^'/]+)'/.exec(String((error as Error | undefined)?.message))?.[1];
-    const code = (error as { code?: unknown } | null)?.code;
-    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && missing) {
+    if (isModuleNotFound(error) && missing) {
       throw new InferenceError('UNAVAILABLE', `trace mode 'opentelemetry' needs the OpenTelemetry JS SDK, and ${missing} is not installed: npm install ${OPEN_TELEMETRY_PACKAGES.join(' ')}`, { cause: error });
     }
     throw new InferenceError('UNAVAILABLE', `trace mode 'opentelemetry': loading the OpenTelemetry JS SDK failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

@@ -1,4 +1,5 @@
 import { InferenceError } from '../errors.js';
+import { isIntegerIn, UINT32_MAX } from './integer-range.js';
 
 /**
  * Where and how OpenTelemetry mode exports its spans, by the names tritonserver's
@@ -57,7 +58,7 @@ export function openTelemetrySettings(given: unknown, env: NodeJS.ProcessEnv = p
 }
 
 function uint32(name: string, value: unknown): number {
-  if (Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= 2 ** 32 - 1) return value as number;
+  if (isIntegerIn(value, 0, UINT32_MAX)) return value;
   throw new InferenceError('INVALID_ARG', `${name} must be an integer from 0 to 2^32-1, got ${JSON.stringify(value)?.slice(0, 100)}`);
 }
 

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Context, HrTime, Span, Tracer } from '@opentelemetry/api';
 import type { TracerProvider } from '@opentelemetry/sdk-trace';
 import type { CallerTrace } from './caller-trace.js';
+import { CallerWaits } from './caller-waits.js';
 import type { OpenTelemetrySdk } from './open-telemetry-sdk.js';
 import type { OpenTelemetrySettings } from './open-telemetry-settings.js';
 import { ChannelSubscription } from './channel-subscription.js';
@@ -55,8 +56,8 @@ export class OpenTelemetryTracer {
   private readonly spans = new WeakMap<RequestView, RequestSpans>();
   private readonly provider: TracerProvider;
   private readonly tracer: Tracer;
-  /** Root spans waiting for their caller to end (it stamps its send times after the response): each one's finish. */
-  private readonly waiting = new Set<() => void>();
+  /** Root spans waiting for their caller to end (it stamps its send times after the response). */
+  private readonly waiting = new CallerWaits();
   private nextId = 1;
   private readonly subscription = new ChannelSubscription([
     [REQUEST_CHANNELS.start, (message) => this.started(message as RequestStageMessage)],
@@ -94,7 +95,7 @@ export class OpenTelemetryTracer {
   /** Subscribes while `on`, and only then; going off (or the server stopping), ends the root spans still waiting for their caller, as RequestTracer writes its traces. */
   setActive(on: boolean): void {
     this.subscription.set(on);
-    if (!on) for (const finish of [...this.waiting]) finish();
+    if (!on) this.waiting.flush();
   }
 
   /** The server stops: ends the root spans still waiting, and exports every span ended. */
@@ -171,15 +172,11 @@ export class OpenTelemetryTracer {
 
   /** Ends the root span once the caller has stamped its last activity (at once when it stamps none after the response). */
   private endRoot(root: Span, trace: CallerTrace | undefined, requestEnd: number): void {
-    const finish = (): void => {
-      if (!this.waiting.delete(finish)) return;
+    this.waiting.after(trace, () => {
       const activities = trace?.activities ?? [];
       for (const activity of activities) root.addEvent(activity.name, epoch(activity.time));
       root.end(epoch(Math.max(requestEnd, ...activities.map((activity) => activity.time))));
-    };
-    this.waiting.add(finish);
-    if (trace) trace.whenEnded(finish);
-    else finish();
+    });
   }
 
   /** The caller's span, from the W3C traceparent (and tracestate) its request carries, when it is a valid one. */

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Tensor } from '../tensor/tensor.js';
+import { CallerWaits } from './caller-waits.js';
 import { ChannelSubscription } from './channel-subscription.js';
 import { REQUEST_CHANNELS, type RequestComputeMessage, type RequestQueueMessage, type RequestStageMessage, type RequestView } from './request-channels.js';
 import type { TraceSampler } from './trace-sampler.js';
@@ -42,8 +43,8 @@ interface Trace {
  */
 export class RequestTracer {
   private readonly traces = new WeakMap<RequestView, Trace>();
-  /** Sampled traces whose request has ended, waiting for their caller to end: each one's finish. */
-  private readonly awaitingCaller = new Set<() => void>();
+  /** Sampled traces whose request has ended, waiting for their caller to end. */
+  private readonly awaitingCaller = new CallerWaits();
   private nextId = 1;
   private readonly subscription = new ChannelSubscription([
     [REQUEST_CHANNELS.start, (message) => this.started(message as RequestStageMessage)],
@@ -63,7 +64,7 @@ export class RequestTracer {
   /** Subscribes while `on`, and only then; going off (or the server stopping), writes the traces still waiting for their caller. */
   setActive(on: boolean): void {
     this.subscription.set(on);
-    if (!on) for (const finish of [...this.awaitingCaller]) finish();
+    if (!on) this.awaitingCaller.flush();
   }
 
   private started({ request, time }: RequestStageMessage): void {
@@ -133,18 +134,11 @@ export class RequestTracer {
     if (!trace) return;
     this.stamp(message, 'REQUEST_END');
     this.traces.delete(request);
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      this.awaitingCaller.delete(finish);
+    // A frontend stamps its send activities after the response, and ends the CallerTrace once it has written it (or failed to).
+    this.awaitingCaller.after(request.trace, () => {
       this.writeCallerActivities(request, trace);
       if (trace.root) trace.group.sampler.collect(trace.group.traces.flatMap((entries) => (entries.length > 0 ? [entries.join(',')] : [])).join(','));
-    };
-    if (!request.trace) return finish();
-    // A frontend stamps its send activities after the response, and ends the CallerTrace once it has written it (or failed to).
-    this.awaitingCaller.add(finish);
-    request.trace.whenEnded(finish);
+    });
   }
 }
 

@@ -1,4 +1,5 @@
 import { InferenceError } from '../errors.js';
+import { INT32_MAX, isIntegerIn, UINT32_MAX } from './integer-range.js';
 import type { OpenTelemetrySettings } from './open-telemetry-settings.js';
 
 /** Triton's trace levels: OFF, or TIMESTAMPS and TENSORS, either or both. */
@@ -49,18 +50,16 @@ export const DEFAULT_TRACE_SETTINGS: TraceSettings = Object.freeze({
 
 /** The order Triton answers levels in; duplicates fold. */
 const LEVEL_ORDER: readonly TraceLevel[] = ['OFF', 'TIMESTAMPS', 'TENSORS'];
-const UINT32_MAX = 2 ** 32 - 1;
-const INT32_MAX = 2 ** 31 - 1;
 
 type Check = (value: unknown) => string | undefined;
 
-const uint32: Check = (value) => (Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= UINT32_MAX ? undefined : 'an integer from 0 to 2^32-1');
+const uint32: Check = (value) => (isIntegerIn(value, 0, UINT32_MAX) ? undefined : 'an integer from 0 to 2^32-1');
 
 /** What each setting takes: undefined when `value` is fit, else what it should have been. */
 const CHECKS: Readonly<Record<Exclude<keyof TraceSettingChanges, 'trace_mode'>, Check>> = {
   trace_level: checkLevels,
   trace_rate: uint32,
-  trace_count: (value) => (Number.isSafeInteger(value) && (value as number) >= -1 && (value as number) <= INT32_MAX ? undefined : 'an integer from -1 to 2^31-1'),
+  trace_count: (value) => (isIntegerIn(value, -1, INT32_MAX) ? undefined : 'an integer from -1 to 2^31-1'),
   log_frequency: uint32,
   trace_file: (value) => (typeof value === 'string' ? undefined : 'a string'),
 };

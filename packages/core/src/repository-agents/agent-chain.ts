@@ -6,7 +6,7 @@ import type { ModelConfig } from '../config/schema.js';
 import { InferenceError } from '../errors.js';
 import type { ServerLogger } from '../observability/server-logger.js';
 import { versionDirectories } from '../repository/local-repository-root.js';
-import type { ModelSource } from '../repository/model-repository.js';
+import type { ModelSource } from '../repository/model-source.js';
 import type { RepositoryAgentRegistry } from './agent-registry.js';
 import type { RepositoryAgent, RepositoryAgentAction, RepositoryAgentModel } from './repository-agent.js';
 

@@ -26,18 +26,14 @@ const RETRY_OPTIONS = { maxTries: 3, retryDelayInMs: 200, maxRetryDelayInMs: 100
  */
 export class AzureContainer implements ObjectStore {
   private client: Promise<ContainerClient> | undefined;
-  readonly url: string;
-  readonly prefix: string;
   readonly mountVariable = 'TRITON_AZURE_MOUNT_DIRECTORY';
-  readonly cachePath: readonly string[];
+  readonly cacheFolders: readonly string[];
 
   constructor(
-    private readonly location: AzureLocation,
+    readonly location: AzureLocation,
     private readonly load: ImportBlob = importBlob,
   ) {
-    this.url = location.url;
-    this.prefix = location.prefix;
-    this.cachePath = ['as', location.account, location.container, ...location.prefix.split('/').filter(Boolean)];
+    this.cacheFolders = ['as', location.account, location.container];
   }
 
   address(key: string): string {
@@ -70,7 +66,7 @@ export class AzureContainer implements ObjectStore {
     this.client ??= this.load().then(
       (sdk) => this.containerClient(sdk),
       (error: unknown) => {
-        throw sdkImportFailure(this.url, '@azure/storage-blob', error);
+        throw sdkImportFailure(this.location.url, '@azure/storage-blob', error);
       },
     );
     return this.client;
@@ -81,7 +77,7 @@ export class AzureContainer implements ObjectStore {
     const env = process.env;
     const authType = env['AZURE_STORAGE_AUTH_TYPE'];
     if (authType && authType !== 'key') {
-      throw new InferenceError('UNSUPPORTED', `model repository '${this.url}': AZURE_STORAGE_AUTH_TYPE '${authType}' (managed identity, DefaultAzureCredential) is not supported; use AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY`);
+      throw new InferenceError('UNSUPPORTED', `model repository '${this.location.url}': AZURE_STORAGE_AUTH_TYPE '${authType}' (managed identity, DefaultAzureCredential) is not supported; use AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY`);
     }
     const options = { retryOptions: RETRY_OPTIONS };
     const connectionString = env['AZURE_STORAGE_CONNECTION_STRING'];
@@ -104,10 +100,10 @@ export class AzureContainer implements ObjectStore {
   }
 
   private failure(error: unknown, what: string): InferenceError {
-    const { container } = this.location;
+    const { url, container } = this.location;
     const code = (error as { code?: unknown } | null)?.code;
     const status = (error as { statusCode?: number } | null)?.statusCode;
-    const prefix = `cannot read model repository '${this.url}'`;
+    const prefix = `cannot read model repository '${url}'`;
     if (code === 'ContainerNotFound') return new InferenceError('NOT_FOUND', `${prefix}: container '${container}' does not exist`);
     if (status === 403 || status === 401) {
       // The service's words quote the string it signed; only the error's code is safe to repeat.

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InferenceError } from '../errors.js';
 import { isInsideDirectory } from '../model/path-inside.js';
 import { versionDirectories } from './local-repository-root.js';
-import type { ModelSource } from './model-repository.js';
+import type { ModelSource } from './model-source.js';
 
 /*
  * Triton's "load with model file override" (its LocalizeRepoAgent): the files a load

@@ -5,21 +5,17 @@ import { checkObjectStorageOptions } from './object-storage-root.js';
 import type { RepositoryRoot, RepositoryRootOptions } from './repository-root.js';
 import { repositoryRootFor } from './repository-root-for.js';
 
-export type { ModelSource } from './model-source.js';
-
 export interface RepositoryScan {
   readonly models: ReadonlyMap<string, ModelSource>;
   /** Names found in more than one repository, with the reason they cannot be served. */
   readonly conflicts: ReadonlyMap<string, string>;
 }
 
-export type ModelRepositoryOptions = RepositoryRootOptions;
-
 /** One or more repositories (directories or object-storage prefixes), each holding `<model>/config.pbtxt` and `<model>/<version>/`. */
 export class ModelRepository {
   private readonly roots: readonly RepositoryRoot[];
 
-  constructor(paths: readonly string[], options: ModelRepositoryOptions = {}) {
+  constructor(paths: readonly string[], options: RepositoryRootOptions = {}) {
     checkObjectStorageOptions(options.objectStorage);
     this.roots = paths.map((path) => repositoryRootFor(path, options));
   }

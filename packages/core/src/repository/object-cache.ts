@@ -34,7 +34,7 @@ const DOWNLOADS_AT_ONCE = 8;
  */
 export class ObjectCache {
   constructor(
-    readonly directory: string,
+    private readonly directory: string,
     private readonly fetchObject: FetchObject,
     private readonly maxObjectBytes: number,
   ) {}

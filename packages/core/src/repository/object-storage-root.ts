@@ -26,14 +26,15 @@ export class ObjectStorageRoot implements RepositoryRoot {
     private readonly store: ObjectStore,
     private readonly options: RepositoryRootOptions,
   ) {
-    this.location = store.url;
-    const maxObjectBytes = checkObjectStorageOptions(options.objectStorage)?.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
+    this.location = store.location.url;
+    // Checked already, with every repository's options (ModelRepository).
+    const maxObjectBytes = options.objectStorage?.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     this.cache = new ObjectCache(cacheDirectory(store, options.objectStorage), (object, file) => store.download(object, file), maxObjectBytes);
   }
 
   /** Every model, from one listing of the repository's prefix. */
   async models(): Promise<Map<string, ModelSource>> {
-    const { prefix, url } = this.store;
+    const { prefix, url } = this.store.location;
     const stored = await this.store.objects(prefix);
     // As in Triton, a path with nothing under it is no repository (a bucket's root may be empty).
     if (stored.length === 0 && prefix !== '') throw new InferenceError('NOT_FOUND', `cannot read model repository '${url}': nothing is stored under it`);
@@ -54,13 +55,13 @@ export class ObjectStorageRoot implements RepositoryRoot {
   }
 
   async describe(name: string): Promise<ModelSource | undefined> {
-    const objects = await this.store.objects(`${this.store.prefix}${name}/`);
+    const objects = await this.store.objects(`${this.store.location.prefix}${name}/`);
     return objects.length === 0 ? undefined : this.sourceOf(name, objects);
   }
 
   /** The model as its objects describe it: versions and config from their keys, files fetched by localize(). */
   private sourceOf(name: string, stored: readonly StoredObject[]): ModelSource {
-    const modelPrefix = `${this.store.prefix}${name}/`;
+    const modelPrefix = `${this.store.location.prefix}${name}/`;
     const objects: ModelObject[] = stored
       .map(({ key, etag, size }) => ({ path: key.slice(modelPrefix.length), key, address: this.store.address(key), etag, size }))
       .filter((object) => object.path !== ''); // the model directory's own marker
@@ -85,8 +86,8 @@ export class ObjectStorageRoot implements RepositoryRoot {
 }
 
 /** ServerOptions.objectStorage, refused naming the field that is wrong; checked whatever the repositories, so that a mistake shows before one is in a bucket. */
-export function checkObjectStorageOptions(options: ObjectStorageOptions | undefined): ObjectStorageOptions | undefined {
-  if (options === undefined) return undefined;
+export function checkObjectStorageOptions(options: ObjectStorageOptions | undefined): void {
+  if (options === undefined) return;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InferenceError('INVALID_ARG', `\`objectStorage\` must be an object { cacheDirectory?, maxObjectBytes? }, got ${Array.isArray(options) ? 'an array' : String(options)}`);
   }
@@ -97,7 +98,6 @@ export function checkObjectStorageOptions(options: ObjectStorageOptions | undefi
   if (maxObjectBytes !== undefined && (!Number.isSafeInteger(maxObjectBytes) || maxObjectBytes < 1)) {
     throw new InferenceError('INVALID_ARG', `\`objectStorage.maxObjectBytes\` must be a positive integer, got ${String(maxObjectBytes)}`);
   }
-  return options;
 }
 
 /**
@@ -108,7 +108,7 @@ export function checkObjectStorageOptions(options: ObjectStorageOptions | undefi
  */
 function cacheDirectory(store: ObjectStore, options: ObjectStorageOptions | undefined): string {
   const base = options?.cacheDirectory ?? process.env[store.mountVariable] ?? join(tmpdir(), 'tritium-object-storage');
-  return join(base, ...store.cachePath);
+  return join(base, ...store.cacheFolders, ...store.location.prefix.split('/').filter(Boolean));
 }
 
 function fingerprintOf(objects: readonly ModelObject[]): DirectorySnapshot {

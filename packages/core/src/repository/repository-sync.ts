@@ -5,7 +5,8 @@ import { byNameThenVersion } from '../model/model-manager.js';
 import type { ModelControlMode, ModelIndexEntry } from '../types.js';
 import { ModelChangeTracker } from './model-change-tracker.js';
 import { writeModelFiles } from './model-file-override.js';
-import { localized, type ModelRepository, type ModelSource, type RepositoryScan } from './model-repository.js';
+import { localized, type ModelRepository, type RepositoryScan } from './model-repository.js';
+import type { ModelSource } from './model-source.js';
 import { RepositoryPoller } from './repository-poller.js';
 
 /** What the repository side asks of the models' owner (ModelManager). */

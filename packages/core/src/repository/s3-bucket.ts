@@ -25,19 +25,15 @@ const REFUSED_CREDENTIALS = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatc
  */
 export class S3Bucket implements ObjectStore {
   private client: Promise<{ sdk: S3Module; client: S3Client }> | undefined;
-  readonly url: string;
-  readonly prefix: string;
   readonly mountVariable = 'TRITON_AWS_MOUNT_DIRECTORY';
-  readonly cachePath: readonly string[];
+  readonly cacheFolders: readonly string[];
 
   constructor(
-    private readonly location: S3Location,
+    readonly location: S3Location,
     private readonly load: ImportS3 = importS3,
   ) {
-    this.url = location.url;
-    this.prefix = location.prefix;
     const server = location.endpoint ? location.endpoint.replace(/^https?:\/\//, '').replace(/[^0-9a-zA-Z.-]/g, '_') : 'aws';
-    this.cachePath = ['s3', server, location.bucket, ...location.prefix.split('/').filter(Boolean)];
+    this.cacheFolders = ['s3', server, location.bucket];
   }
 
   address(key: string): string {

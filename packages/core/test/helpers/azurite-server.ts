@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
+import { directoryObjects } from './directory-objects.js';
 
 /** Azurite's well-known development account. */
 export const AZURITE_ACCOUNT = 'devstoreaccount1';
@@ -45,11 +44,7 @@ export class TestAzurite {
 
   /** Uploads every file under `directory` to `container`, keys under `prefix`. */
   async upload(directory: string, container: string, prefix = ''): Promise<void> {
-    for (const entry of await readdir(directory, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue;
-      const path = join(entry.parentPath, entry.name);
-      await this.put(container, `${prefix}${relative(directory, path).split('\\').join('/')}`, await readFile(path));
-    }
+    for (const { key, body } of await directoryObjects(directory, prefix)) await this.put(container, key, body);
   }
 
   async deleteContainer(container: string): Promise<void> {

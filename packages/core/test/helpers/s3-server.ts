@@ -1,11 +1,12 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { directoryObjects } from './directory-objects.js';
 
 /** s3rver's one account. */
 export const S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -55,11 +56,7 @@ export class TestS3Server {
 
   /** Uploads every file under `directory` to `bucket`, keys under `prefix`. */
   async upload(directory: string, bucket: string, prefix = ''): Promise<void> {
-    for (const entry of await readdir(directory, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue;
-      const path = join(entry.parentPath, entry.name);
-      await this.put(bucket, `${prefix}${relative(directory, path).split('\\').join('/')}`, await readFile(path));
-    }
+    for (const { key, body } of await directoryObjects(directory, prefix)) await this.put(bucket, key, body);
   }
 
   async keys(bucket: string, prefix = ''): Promise<string[]> {

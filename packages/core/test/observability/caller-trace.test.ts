@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CallerTrace, REQUEST_CHANNELS, type Backend, type RequestStageMessage, type RequestView, type Tensor } from '@tritium/core';
 import { startChildRequest, type BackendRequest, type ExecutionReport } from '@tritium/core/backend';
+import { inferAsHttpFrontend } from '../helpers/http-caller.js';
 import { testConfig } from '../helpers/repository.js';
 import { useServerFixture } from '../helpers/server-fixture.js';
 import { testBackend } from '../helpers/test-backend.js';
@@ -75,12 +76,7 @@ describe("a caller's activities in Triton-mode traces (CallerTrace)", () => {
   it('writes what the caller stamped before the request ahead of its entries, and the rest after REQUEST_END, once the caller ends', async () => {
     const file = join(dir, 'trace.json');
     const server = await fx.start({ m: { config: testConfig({}) } }, { trace: traced(file) });
-    const trace = new CallerTrace({ endsAfterResponse: true });
-    trace.stamp('HTTP_RECV_START');
-    trace.stamp('HTTP_RECV_END');
-    await server.infer('m', { inputs: input(), trace });
-    trace.stamp('HTTP_SEND_START');
-    trace.stamp('HTTP_SEND_END');
+    const trace = await inferAsHttpFrontend(server, 'm', input());
     // Not ended: the trace waits for its caller.
     server.updateTraceSettings({ trace_rate: 1 });
     expect(existsSync(file)).toBe(false);

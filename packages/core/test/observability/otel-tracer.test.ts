@@ -4,6 +4,7 @@ import { CallerTrace, InferenceServer, REQUEST_CHANNELS, type Tensor } from '@tr
 import { startChildRequest, type Backend } from '@tritium/core/backend';
 import { openTelemetrySdkFor } from '../../src/observability/open-telemetry-sdk.js';
 import { openTelemetrySettings } from '../../src/observability/open-telemetry-settings.js';
+import { inferAsHttpFrontend } from '../helpers/http-caller.js';
 import { startOtlpCollector, type CollectedSpan, type OtlpCollector } from '../helpers/otlp-collector.js';
 import { testConfig, TWO_STEP_ENSEMBLE } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
@@ -127,12 +128,7 @@ describe('OpenTelemetry mode', () => {
 
   it('puts the caller’s activities on the InferRequest span, and ends it when the caller ends', async () => {
     const server = await tracingServer({ m: { config: testConfig({}) } });
-    const trace = new CallerTrace({ endsAfterResponse: true });
-    trace.stamp('HTTP_RECV_START');
-    trace.stamp('HTTP_RECV_END');
-    await server.infer('m', { inputs: input(), trace });
-    trace.stamp('HTTP_SEND_START');
-    trace.stamp('HTTP_SEND_END');
+    const trace = await inferAsHttpFrontend(server, 'm', input());
     trace.end();
     // A caller that never ends: its root span is ended when the server stops.
     const unended = new CallerTrace({ endsAfterResponse: true });

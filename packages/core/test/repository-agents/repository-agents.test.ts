@@ -2,18 +2,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { InferenceServer, type RepositoryAgent, type RepositoryAgentAction, type ServerOptions } from '@tritium/core';
-import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
-import { testBackend } from '../helpers/test-backend.js';
+import { describe, expect, it } from 'vitest';
+import { InferenceServer, type RepositoryAgent, type RepositoryAgentAction } from '@tritium/core';
+import { testConfig } from '../helpers/repository.js';
+import { useServerFixture } from '../helpers/server-fixture.js';
 
-let repo: TempRepository | undefined;
-let server: InferenceServer | undefined;
-afterEach(async () => {
-  await server?.stop();
-  await repo?.remove();
-  server = repo = undefined;
-});
+const fixture = useServerFixture();
+const { start } = fixture;
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 const agents = (...entries: string[]) => `model_repository_agents { agents [ ${entries.join(', ')} ] }`;
@@ -21,14 +16,8 @@ const checksum = (parameters: Record<string, string>) =>
   `{ name: "checksum", parameters [ ${Object.entries(parameters).map(([key, value]) => `{ key: "${key}" value: "${value}" }`).join(', ')} ] }`;
 const withAgents = (block: string) => testConfig({ extra: block });
 
-async function start(models: Record<string, TestModel>, options: Partial<ServerOptions> = {}): Promise<InferenceServer> {
-  repo = await TempRepository.create(models);
-  server = await InferenceServer.start({ modelRepository: repo.path, backends: [testBackend()], ...options });
-  return server;
-}
-
 async function reason(name: string): Promise<string | undefined> {
-  return (await server!.repositoryIndex()).find((entry) => entry.name === name)?.reason;
+  return (await fixture.server!.repositoryIndex()).find((entry) => entry.name === name)?.reason;
 }
 
 describe('the checksum agent', () => {
@@ -39,9 +28,9 @@ describe('the checksum agent', () => {
     await start({ m: { config: withAgents(agents(checksum({ 'MD5:1/model.test': md5(content), 'md5:1/empty.bin': 'd41d8cd98f00b204e9800998ecf8427e' }))), versions: { 1: content } } }, {
       modelControlMode: 'explicit',
     });
-    await writeFile(join(repo!.path, 'm', '1', 'empty.bin'), '');
-    await server!.loadModel('m');
-    expect(await server!.isModelReady('m')).toBe(true);
+    await writeFile(join(fixture.repo!.path, 'm', '1', 'empty.bin'), '');
+    await fixture.server!.loadModel('m');
+    expect(await fixture.server!.isModelReady('m')).toBe(true);
   });
 
   it("refuses to load a model whose file's digest differs, naming the file, with Triton's text", async () => {
@@ -49,8 +38,8 @@ describe('the checksum agent', () => {
     const expected = md5('the original');
     await start({ m: { config: withAgents(agents(checksum({ 'MD5:1/model.test': expected }))), versions: { 1: content } }, ok: { config: testConfig({}) } });
     expect(await reason('m')).toBe(`Mismatched MD5 hash for file 1/model.test, expect: ${expected}, got: ${md5(content)}`);
-    expect(await server!.isModelReady('m')).toBe(false);
-    expect(await server!.isModelReady('ok')).toBe(true);
+    expect(await fixture.server!.isModelReady('m')).toBe(false);
+    expect(await fixture.server!.isModelReady('ok')).toBe(true);
   });
 
   it('refuses a missing file, a key without an algorithm, an algorithm other than MD5 and a file outside the model directory', async () => {
@@ -70,12 +59,12 @@ describe('the checksum agent', () => {
   it('checks the files of an explicit load with a config override, and fails it as a poll failure', async () => {
     const content = JSON.stringify({});
     await start({ m: { versions: { 1: content } } }, { modelControlMode: 'explicit' });
-    await expect(server!.loadModel('m', { config: withAgents(agents(checksum({ 'MD5:1/model.test': md5('other') }))) })).rejects.toMatchObject({
+    await expect(fixture.server!.loadModel('m', { config: withAgents(agents(checksum({ 'MD5:1/model.test': md5('other') }))) })).rejects.toMatchObject({
       code: 'INTERNAL',
       message: `failed to load 'm', failed to poll from model repository: Mismatched MD5 hash for file 1/model.test, expect: ${md5('other')}, got: ${md5(content)}`,
     });
-    await server!.loadModel('m', { config: withAgents(agents(checksum({ 'MD5:1/model.test': md5(content) }))) });
-    expect(await server!.isModelReady('m')).toBe(true);
+    await fixture.server!.loadModel('m', { config: withAgents(agents(checksum({ 'MD5:1/model.test': md5(content) }))) });
+    expect(await fixture.server!.isModelReady('m')).toBe(true);
   });
 });
 
@@ -97,8 +86,8 @@ describe('repository agents', () => {
     };
     await start({ m: { config: withAgents(agents('{ name: "recorder" parameters { key: "tag" value: "t1" } }')) } }, { modelControlMode: 'explicit', startupModels: ['m'], repositoryAgents: [recorder] });
     expect(heard).toEqual(['m load 1: load t1', 'm load 1: load_complete t1']);
-    await server!.loadModel('m');
-    await server!.unloadModel('m');
+    await fixture.server!.loadModel('m');
+    await fixture.server!.unloadModel('m');
     await settle(() => heard.length === 8);
     // Each load's versions retire in the background: the two loads' unload actions may interleave.
     const ofLoad = (n: number) => heard.filter((line) => line.startsWith(`m load ${n}:`)).map((line) => line.split(': ')[1]);
@@ -144,9 +133,9 @@ describe('repository agents', () => {
       },
     };
     await start({ m: { config: withAgents(agents('{ name: "decrypter" }')), versions: { 1: JSON.stringify({ fail: 'still encrypted' }) } } }, { modelControlMode: 'explicit', startupModels: ['m'], repositoryAgents: [decrypter] });
-    expect(await server!.isModelReady('m')).toBe(true);
+    expect(await fixture.server!.isModelReady('m')).toBe(true);
     expect(existsSync(acquired)).toBe(true);
-    await server!.unloadModel('m');
+    await fixture.server!.unloadModel('m');
     await settle(() => !existsSync(acquired));
   });
 
@@ -164,10 +153,10 @@ describe('repository agents', () => {
       },
     };
     await start({ m: { config: withAgents(agents('{ name: "late" }')) } }, { repositoryAgents: [lateMover] });
-    expect(await server!.isModelReady('m')).toBe(true);
+    expect(await fixture.server!.isModelReady('m')).toBe(true);
     expect(late).toMatchObject({ code: 'INVALID_ARG', message: "repository agent 'late': setLocation() is allowed only during the load action, not load_complete" });
-    await expect(InferenceServer.start({ modelRepository: repo!.path, repositoryAgents: [{ name: 'x' } as RepositoryAgent] })).rejects.toThrow(/each agent needs a non-empty `name` and a `modelAction` method/);
-    await expect(InferenceServer.start({ modelRepository: repo!.path, repositoryAgents: [lateMover, lateMover] })).rejects.toThrow("two agents are named 'late'");
+    await expect(InferenceServer.start({ modelRepository: fixture.repo!.path, repositoryAgents: [{ name: 'x' } as RepositoryAgent] })).rejects.toThrow(/each agent needs a non-empty `name` and a `modelAction` method/);
+    await expect(InferenceServer.start({ modelRepository: fixture.repo!.path, repositoryAgents: [lateMover, lateMover] })).rejects.toThrow("two agents are named 'late'");
   });
 });
 

@@ -1,9 +1,9 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { InferenceServer, type InferenceError, type ServerOptions } from '@tritium/core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { InferenceServer, type InferenceError } from '@tritium/core';
 import { AZURITE_ACCOUNT, TestAzurite } from '../helpers/azurite-server.js';
+import { useObjectStorageFixture } from '../helpers/object-storage-fixture.js';
 import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
 import { rejection, states } from '../helpers/server-fixture.js';
 import { newProbe, testBackend } from '../helpers/test-backend.js';
@@ -12,7 +12,7 @@ const input = { INPUT0: { datatype: 'FP32' as const, shape: [4], data: new Float
 
 let azurite: TestAzurite;
 let containerCount = 0;
-const cleanups: (() => Promise<unknown>)[] = [];
+const { cleanups, tempDirectory, serve } = useObjectStorageFixture('tritium-azure-cache-');
 
 beforeAll(async () => {
   azurite = await TestAzurite.start();
@@ -28,16 +28,6 @@ beforeEach(() => {
   vi.stubEnv('AZURE_STORAGE_AUTH_TYPE', undefined);
   vi.stubEnv('TRITON_AZURE_MOUNT_DIRECTORY', undefined);
 });
-afterEach(async () => {
-  vi.unstubAllEnvs();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'tritium-azure-cache-'));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  return directory;
-}
 
 /** A fresh container holding `models` under `models/`. */
 async function containerWith(models: Record<string, TestModel>): Promise<{ container: string; url: string }> {
@@ -47,13 +37,6 @@ async function containerWith(models: Record<string, TestModel>): Promise<{ conta
   cleanups.push(() => local.remove());
   await azurite.upload(local.path, container, 'models/');
   return { container, url: `as://${AZURITE_ACCOUNT}/${container}/models` };
-}
-
-async function serve(modelRepository: string | string[], options: Partial<ServerOptions> = {}): Promise<InferenceServer> {
-  const cacheDirectory = options.objectStorage?.cacheDirectory ?? (await tempDirectory());
-  const server = await InferenceServer.start({ modelRepository, backends: [testBackend(newProbe())], ...options, objectStorage: { ...options.objectStorage, cacheDirectory } });
-  cleanups.push(() => server.stop());
-  return server;
 }
 
 describe('as:// model repositories (Azurite)', () => {

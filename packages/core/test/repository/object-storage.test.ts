@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm, stat, writeFile, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InferenceServer, type InferenceError, type ServerOptions } from '@tritium/core';
+import { useObjectStorageFixture } from '../helpers/object-storage-fixture.js';
 import { TempRepository, testConfig, type TestModel } from '../helpers/repository.js';
 import { rejection, states } from '../helpers/server-fixture.js';
 import { S3_CREDENTIALS, TestS3Server } from '../helpers/s3-server.js';
@@ -12,7 +12,7 @@ const input = { INPUT0: { datatype: 'FP32' as const, shape: [4], data: new Float
 
 let s3: TestS3Server;
 let bucketCount = 0;
-const cleanups: (() => Promise<unknown>)[] = [];
+const { cleanups, tempDirectory, serve } = useObjectStorageFixture('tritium-s3-cache-');
 
 beforeAll(async () => {
   s3 = await TestS3Server.start();
@@ -30,16 +30,6 @@ beforeEach(() => {
   vi.stubEnv('AWS_EC2_METADATA_DISABLED', 'true');
   vi.stubEnv('TRITON_AWS_MOUNT_DIRECTORY', undefined);
 });
-afterEach(async () => {
-  vi.unstubAllEnvs();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'tritium-s3-cache-'));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  return directory;
-}
 
 /** A fresh bucket holding `models` under `models/`, and the local repository they were written from. */
 async function bucketWith(models: Record<string, TestModel>): Promise<{ bucket: string; url: string; local: TempRepository }> {
@@ -49,13 +39,6 @@ async function bucketWith(models: Record<string, TestModel>): Promise<{ bucket: 
   cleanups.push(() => local.remove());
   await s3.upload(local.path, bucket, 'models/');
   return { bucket, url: `s3://${s3.host}/${bucket}/models`, local };
-}
-
-async function serve(modelRepository: string | string[], options: Partial<ServerOptions> = {}, probe = newProbe()): Promise<InferenceServer> {
-  const cacheDirectory = options.objectStorage?.cacheDirectory ?? (await tempDirectory());
-  const server = await InferenceServer.start({ modelRepository, backends: [testBackend(probe)], ...options, objectStorage: { ...options.objectStorage, cacheDirectory } });
-  cleanups.push(() => server.stop());
-  return server;
 }
 
 describe('s3:// model repositories', () => {

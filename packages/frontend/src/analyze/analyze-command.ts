@@ -1,13 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { InferenceServer, parseModelConfig, printModelConfig, type Logger, type ModelConfig, type NormalizedModelConfig } from '@tritium/core';
-import { runSubcommand } from '../cli/subcommand.js';
+import { InferenceServer, parseModelConfig, printModelConfig, type ModelConfig, type NormalizedModelConfig } from '@tritium/core';
+import { runSubcommand, type CommandStreams } from '../cli/subcommand.js';
 import { UsageError } from '../cli/usage-error.js';
-import { InProcessClient } from '../perf/inprocess-client.js';
+import { InProcessClient, problemsLogger } from '../perf/inprocess-client.js';
 import { measureLevel } from '../perf/measurement.js';
 import { requestInputs } from '../perf/perf-inputs.js';
-import type { PerfStreams } from '../perf/perf-command.js';
 import { flagUsage } from '../perf/perf-options.js';
 import { analyzePlot } from './analyze-plot.js';
 import { ANALYZE_FLAGS, parseAnalyzeArguments, type AnalyzeOptions } from './analyze-options.js';
@@ -18,17 +17,15 @@ const STABILITY_PERCENTAGE = 20;
 const MAX_TRIALS = 5;
 
 /** `tritium analyze [options]`: resolves with its exit status (2 for a command line that cannot run, 1 for a failed run or no config within the budget). */
-export function analyzeMain(argv: readonly string[], streams: PerfStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
+export function analyzeMain(argv: readonly string[], streams: CommandStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
   return runSubcommand('analyze', argv, streams, parseAnalyzeArguments, analyzeUsage, (options) => analyze(options, streams));
 }
 
-async function analyze(options: AnalyzeOptions, streams: PerfStreams): Promise<number> {
+async function analyze(options: AnalyzeOptions, streams: CommandStreams): Promise<number> {
   let server: InferenceServer | undefined;
   try {
     const base = await repositoryConfig(options);
-    const line = (message: string) => streams.err.write(`${message}\n`);
-    const logger: Logger = { error: line, warn: line, info: () => {}, verbose: () => {} };
-    server = await InferenceServer.start({ modelRepository: options.modelRepository, modelControlMode: 'explicit', logger });
+    server = await InferenceServer.start({ modelRepository: options.modelRepository, modelControlMode: 'explicit', logger: problemsLogger(streams.err) });
     const rows = await search(server, base, options, streams);
     const chosen = best(rows, options.latencyBudgetMs);
     // The report goes to stdout when the config has a file of its own, else beside the progress.
@@ -73,7 +70,7 @@ async function repositoryConfig(options: AnalyzeOptions): Promise<ModelConfig> {
  * then, from the best of them under the budget, dynamic batching's delays and batch sizes;
  * at most --max-candidates configs in all, each loaded and measured at each --concurrency.
  */
-async function search(server: InferenceServer, base: ModelConfig, options: AnalyzeOptions, streams: PerfStreams): Promise<Row[]> {
+async function search(server: InferenceServer, base: ModelConfig, options: AnalyzeOptions, streams: CommandStreams): Promise<Row[]> {
   const client = new InProcessClient(server);
   try {
     await server.loadModel(options.model, { config: base });

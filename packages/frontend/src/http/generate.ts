@@ -5,7 +5,7 @@ import { BytesElementBudget } from '../bytes-elements.js';
 import { EMPTY_FINAL_RESPONSE, parameterOptions } from '../request-parameters.js';
 import { describe, invalid, isJsonObject } from '../wire-values.js';
 import type { Handler, HttpContext } from './http-context.js';
-import { httpTrace } from './http-trace.js';
+import { answerTraced } from './http-trace.js';
 import { errorJson, statusOf } from './http-errors.js';
 import { dataTypeOf } from './infer-request.js';
 import { idMember } from './infer-response.js';
@@ -13,7 +13,7 @@ import { FlatTensorValues } from './flat-tensor-values.js';
 import { jsonDataText, jsonTensorData } from './json-tensor-data.js';
 import { requestBody } from './request-body.js';
 import { parseJsonObject, type JsonObject } from './request-json.js';
-import { sendError, sendJson } from './responses.js';
+import { sendJson } from './responses.js';
 import { wrongJsonKind } from './triton-json.js';
 import type { Route } from './routes.js';
 
@@ -23,15 +23,8 @@ import type { Route } from './routes.js';
  * model). The request's top-level keys (and those under `parameters`) that name model
  * inputs become tensors; the others are request parameters.
  */
-export const generate: Handler<Extract<Route, { kind: 'model' }>> = async (context, route, req, res) => {
-  const trace = httpTrace(req, res);
-  try {
-    await answer(context, route, req, res, trace);
-  } catch (error) {
-    if (!trace) throw error;
-    sendTraced(trace, 'HTTP', () => sendError(res, error));
-  }
-};
+export const generate: Handler<Extract<Route, { kind: 'model' }>> = (context, route, req, res) =>
+  answerTraced(req, res, (trace) => answer(context, route, req, res, trace));
 
 async function answer(
   { server, bodyLimitBytes, connections }: HttpContext,

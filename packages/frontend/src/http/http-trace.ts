@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CallerTrace } from '@tritium/core';
-import { frontendTrace, tracingRequests } from '../request-tracing.js';
+import { frontendTrace, sendTraced, tracingRequests } from '../request-tracing.js';
+import { sendError } from './responses.js';
 
 /**
  * The CallerTrace of an HTTP inference from the request's `traceparent`/`tracestate`
@@ -13,6 +14,21 @@ export function httpTrace(req: IncomingMessage, res: ServerResponse): CallerTrac
   trace.stamp('HTTP_RECV_START');
   res.once('close', () => trace.end());
   return trace;
+}
+
+/**
+ * Runs an inference route's `answer` under the request's trace (httpTrace). While traced,
+ * an error is answered here, between send activities of its own; untraced, it is thrown
+ * to the router, which answers it as any other.
+ */
+export async function answerTraced(req: IncomingMessage, res: ServerResponse, answer: (trace: CallerTrace | undefined) => Promise<void>): Promise<void> {
+  const trace = httpTrace(req, res);
+  try {
+    await answer(trace);
+  } catch (error) {
+    if (!trace) throw error;
+    sendTraced(trace, 'HTTP', () => sendError(res, error));
+  }
 }
 
 function oneHeader(value: string | string[] | undefined): string | undefined {

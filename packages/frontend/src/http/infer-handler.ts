@@ -11,9 +11,8 @@ import { parseInferRequest } from './infer-request.js';
 import { encodeInferResponse, type EncodedInferResponse } from './infer-response.js';
 import { rawBinaryRequest } from './raw-binary-input.js';
 import { requestBody } from './request-body.js';
-import { sendError } from './responses.js';
 import { sendTraced } from '../request-tracing.js';
-import { httpTrace } from './http-trace.js';
+import { answerTraced } from './http-trace.js';
 import type { Route } from './routes.js';
 
 /**
@@ -22,14 +21,10 @@ import type { Route } from './routes.js';
  * Accept-Encoding asks. A client that disconnects cancels its inference.
  */
 export const infer: Handler<ModelRoute> = async (context, route, req, res) => {
-  const trace = httpTrace(req, res);
   // The shared-memory regions the request names, held from when it is read until its answer is written.
   const regions = context.memory.forRequest();
   try {
-    await answer(context, route, req, res, regions, trace);
-  } catch (error) {
-    if (!trace) throw error;
-    sendTraced(trace, 'HTTP', () => sendError(res, error));
+    await answerTraced(req, res, (trace) => answer(context, route, req, res, regions, trace));
   } finally {
     regions.release();
   }

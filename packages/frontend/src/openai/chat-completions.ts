@@ -1,12 +1,11 @@
 import { chatMessages } from './chat-messages.js';
-import { answerGeneration, type ChoiceFormat } from './generation-answer.js';
+import { answerChoices, type ChoiceFormat } from './generation-answer.js';
 import { GenerationModel } from './generation-model.js';
-import { GenerationRun } from './generation-run.js';
 import { chatLogprobs } from './logprobs.js';
 import type { OpenAIHandler } from './openai-context.js';
 import { invalidField } from './openai-error.js';
 import { startRequest } from './request-start.js';
-import { choiceSampling, samplingRequest } from './sampling-fields.js';
+import { samplingRequest } from './sampling-fields.js';
 
 /** `POST /v1/chat/completions`: the messages rendered with the model's chat template, then generated as a completion. */
 export const chatCompletions: OpenAIHandler = async (context, req, res) => {
@@ -26,15 +25,7 @@ export const chatCompletions: OpenAIHandler = async (context, req, res) => {
   const prompt = (await context.catalog.chatPrompt(catalogModel)).render(messages);
   // vLLM counts the chosen token among its `logprobs`: top_logprobs 0 still asks for 1, as Triton's frontend does.
   const samplingParameters = logprobs ? { ...sampling.samplingParameters, logprobs: Math.max(topLogprobs ?? 1, 1) } : sampling.samplingParameters;
-  const generations = Array.from({ length: sampling.n }, (_, index) => ({
-    prompt,
-    stream: sampling.stream,
-    samplingParameters: choiceSampling(samplingParameters, index),
-    echo: false,
-    logprobs,
-  }));
-  const run = new GenerationRun(context.server, model, generations, signal);
-  await answerGeneration(res, run, CHAT_FORMAT, { model: modelName, stream: sampling.stream, includeUsage: sampling.includeUsage });
+  await answerChoices(context, res, signal, model, sampling, { prompt, samplingParameters, echo: false, logprobs }, CHAT_FORMAT);
 };
 
 const CHAT_FORMAT: ChoiceFormat = {

@@ -1,12 +1,11 @@
 import { completionLogprobs } from './logprobs.js';
-import { answerGeneration, type ChoiceFormat } from './generation-answer.js';
+import { answerChoices, type ChoiceFormat } from './generation-answer.js';
 import { GenerationModel } from './generation-model.js';
-import { GenerationRun } from './generation-run.js';
 import type { OpenAIHandler } from './openai-context.js';
 import { invalidField, unsupportedField } from './openai-error.js';
 import { describe } from './request-fields.js';
 import { startRequest } from './request-start.js';
-import { choiceSampling, samplingRequest } from './sampling-fields.js';
+import { samplingRequest } from './sampling-fields.js';
 
 /** `POST /v1/completions`: a prompt continued, mapped to the model as Triton's frontend maps it for vLLM. */
 export const completions: OpenAIHandler = async (context, req, res) => {
@@ -23,15 +22,7 @@ export const completions: OpenAIHandler = async (context, req, res) => {
   const model = new GenerationModel(await context.catalog.model(modelName));
   if (logprobs > 0) model.checkLogprobs('logprobs');
   const samplingParameters = logprobs > 0 ? { ...sampling.samplingParameters, logprobs } : sampling.samplingParameters;
-  const generations = Array.from({ length: sampling.n }, (_, index) => ({
-    prompt,
-    stream: sampling.stream,
-    samplingParameters: choiceSampling(samplingParameters, index),
-    echo,
-    logprobs: logprobs > 0,
-  }));
-  const run = new GenerationRun(context.server, model, generations, signal);
-  await answerGeneration(res, run, COMPLETION_FORMAT, { model: modelName, stream: sampling.stream, includeUsage: sampling.includeUsage });
+  await answerChoices(context, res, signal, model, sampling, { prompt, samplingParameters, echo, logprobs: logprobs > 0 }, COMPLETION_FORMAT);
 };
 
 const COMPLETION_FORMAT: ChoiceFormat = {

@@ -52,19 +52,16 @@ class JsonEmbeddingModel implements EmbeddingModel {
     if (inputs.kind !== 'text') throw unsupportedField('input', `model '${this.model.facts.name}' embeds text, not token ids`);
     const { name, maxBatchSize } = this.model.facts;
     const shape = maxBatchSize > 0 ? [1, 1] : [1];
-    const has = (input: string) => this.model.facts.inputs.some((i) => i.name === input);
+    const returnInputTokens = `return_${LLM_TENSORS.inputTokens}`;
+    const countsTokens = this.model.facts.inputs.some((i) => i.name === returnInputTokens) && this.model.facts.outputs.some((o) => o.name === LLM_TENSORS.inputTokens);
+    const outputs: string[] = countsTokens ? [LLM_TENSORS.text, LLM_TENSORS.inputTokens] : [LLM_TENSORS.text];
     const answers = await Promise.all(
       inputs.texts.map(async (text) => {
         const request: Record<string, TensorInput> = {
           // As Triton's frontend sends it: the dimensions, if any, as a list.
           [EMBEDDING_REQUEST]: { datatype: 'BYTES', shape, data: [JSON.stringify({ input: text, pooling_params: dimensions === undefined ? {} : { dimensions: [dimensions] } })] },
         };
-        const outputs: string[] = [LLM_TENSORS.text];
-        const returnInputTokens = `return_${LLM_TENSORS.inputTokens}`;
-        if (has(returnInputTokens) && this.model.facts.outputs.some((o) => o.name === LLM_TENSORS.inputTokens)) {
-          request[returnInputTokens] = { datatype: 'BOOL', shape, data: [true] };
-          outputs.push(LLM_TENSORS.inputTokens);
-        }
+        if (countsTokens) request[returnInputTokens] = { datatype: 'BOOL', shape, data: [true] };
         const output = generationOutput(await this.server.infer(name, { inputs: request, outputs, signal }));
         return { vector: vectorOf(name, JSON.parse(output.text) as unknown), tokens: output.inputTokens };
       }),

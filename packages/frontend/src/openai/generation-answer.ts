@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import type { Generation, GenerationModel } from './generation-model.js';
 import type { GenerationOutput } from './generation-output.js';
-import type { ChoiceResult, FinishReason, GenerationRun } from './generation-run.js';
+import { GenerationRun, type ChoiceResult, type FinishReason } from './generation-run.js';
+import type { OpenAIContext } from './openai-context.js';
 import { sendOpenAIJson } from './openai-response.js';
+import { choiceSampling, type SamplingRequest } from './sampling-fields.js';
 import { ServerSentEvents } from './server-sent-events.js';
 
 /** How a route writes its choices: whole (one JSON answer), or as chunks of a stream. */
@@ -19,6 +22,28 @@ export interface ChoiceFormat {
   delta(output: GenerationOutput, sent: number): Record<string, unknown>;
   /** The last chunk's choice, with no more text. */
   ending(): Record<string, unknown>;
+}
+
+/**
+ * Generates the request's n choices of one prompt (`generation`, whose sampling parameters
+ * each choice varies by choiceSampling) and answers them in `format`.
+ */
+export async function answerChoices(
+  context: OpenAIContext,
+  res: ServerResponse,
+  signal: AbortSignal,
+  model: GenerationModel,
+  sampling: SamplingRequest,
+  generation: Omit<Generation, 'stream'>,
+  format: ChoiceFormat,
+): Promise<void> {
+  const generations = Array.from({ length: sampling.n }, (_, index) => ({
+    ...generation,
+    stream: sampling.stream,
+    samplingParameters: choiceSampling(generation.samplingParameters, index),
+  }));
+  const run = new GenerationRun(context.server, model, generations, signal);
+  await answerGeneration(res, run, format, { model: model.model.facts.name, stream: sampling.stream, includeUsage: sampling.includeUsage });
 }
 
 /**

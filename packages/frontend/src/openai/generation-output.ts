@@ -1,4 +1,4 @@
-import type { InferResponse, Tensor } from '@tritium/core';
+import { bytesElementToString, type BytesElement, type InferResponse, type Tensor } from '@tritium/core';
 import { LLM_TENSORS } from './generation-model.js';
 
 /** One response of a generation: its text (a delta when streaming) and what else the model sent with it. */
@@ -12,8 +12,6 @@ export interface GenerationOutput {
 }
 
 export type VllmLogprobs = ReadonlyArray<Readonly<Record<string, { readonly logprob: number; readonly rank?: number; readonly decoded_token: string }>> | null>;
-
-const decoder = new TextDecoder();
 
 export function generationOutput(response: InferResponse): GenerationOutput {
   const { outputs } = response;
@@ -32,7 +30,7 @@ export function generationOutput(response: InferResponse): GenerationOutput {
 /** A BYTES output's one element as text (several, joined: a batching model may answer [1, 1]). */
 function text(tensor: Tensor | undefined): string | undefined {
   if (tensor === undefined || tensor.datatype !== 'BYTES') return undefined;
-  return (tensor.data as ReadonlyArray<string | Uint8Array>).map((element) => (typeof element === 'string' ? element : decoder.decode(element))).join('');
+  return (tensor.data as readonly BytesElement[]).map(bytesElementToString).join('');
 }
 
 function count(tensor: Tensor | undefined): number | undefined {

@@ -1,5 +1,5 @@
-import { InferenceError, type InferenceErrorCode } from '@tritium/core';
-import { HttpError } from '../http/http-errors.js';
+import { InferenceError } from '@tritium/core';
+import { statusOf } from '../http/http-errors.js';
 
 /** OpenAI's error `type`s: a client's mistake, or the server's. */
 export type OpenAIErrorType = 'invalid_request_error' | 'server_error';
@@ -30,28 +30,11 @@ export function unsupportedField(param: string, message: string): OpenAIError {
   return new OpenAIError(400, message, { param, code: 'unsupported_value' });
 }
 
-/** Core's codes as HTTP statuses (the rest are the client's: 400). */
-const STATUS: Partial<Record<InferenceErrorCode, number>> = {
-  NOT_FOUND: 404,
-  UNAVAILABLE: 503,
-  INTERNAL: 500,
-  UNSUPPORTED: 501,
-  RESOURCE_EXHAUSTED: 429,
-};
-
 /** The status and OpenAI's body, `{"error": {message, type, param, code}}`, for any error. */
 export function openAIErrorOf(error: unknown): { status: number; body: string } {
-  let status = 500;
-  let details: OpenAIError['details'] = {};
-  if (error instanceof OpenAIError) {
-    status = error.status;
-    details = error.details;
-  } else if (error instanceof HttpError) {
-    // The HTTP layer's own refusals (a body over the limit), with their status.
-    status = error.status;
-  } else if (error instanceof InferenceError) {
-    status = STATUS[error.code] ?? 400;
-  }
+  const details: OpenAIError['details'] = error instanceof OpenAIError ? error.details : {};
+  // Else as the HTTP frontend's statuses (the HTTP layer's own refusals, such as a body over the limit, among them), but a full queue is OpenAI's 429.
+  const status = error instanceof OpenAIError ? error.status : error instanceof InferenceError && error.code === 'RESOURCE_EXHAUSTED' ? 429 : statusOf(error);
   const type = details.type ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
   const message = error instanceof Error ? error.message : String(error);
   const body = JSON.stringify({ error: { message, type, param: details.param ?? null, code: details.code ?? (error instanceof InferenceError ? error.code : null) } });

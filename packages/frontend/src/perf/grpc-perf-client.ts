@@ -1,16 +1,14 @@
 import { credentials, loadPackageDefinition, type Client, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { tensorBytes } from '@tritium/core';
 import { protoDirectory } from '../proto-directory.js';
 import { hostAndPort } from './http-perf-client.js';
-import { rawBytes, type SharedMemoryInputs, type SharedMemoryPlacement, type SharedMemorySpan } from './shared-memory-inputs.js';
-import { modelDescription, totalStatistics, type ClientTimes, type ModelDescription, type PerfClient, type RequestInputs, type SequenceStep } from './perf-client.js';
+import { type SharedMemoryInputs, type SharedMemoryPlacement, type SharedMemorySpan } from './shared-memory-inputs.js';
+import { modelDescription, NO_CLIENT_TIME, totalStatistics, type ClientTimes, type ModelDescription, type PerfClient, type RequestInputs, type SequenceStep } from './perf-client.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Message = any;
 type Rpc = (request: Message, callback: (error: ServiceError | null, response: Message) => void) => void;
-
-/** grpc-js does its (un)marshalling inside the call, so no client time is seen apart from the wait. */
-const UNSEEN: ClientTimes = { sendUs: 0, recvUs: 0 };
 
 /** KServe v2 over gRPC, tensors in raw_input_contents, on one channel (HTTP/2 multiplexes the outstanding calls). */
 export class GrpcPerfClient implements PerfClient<Message> {
@@ -48,7 +46,7 @@ export class GrpcPerfClient implements PerfClient<Message> {
       model_name: model,
       model_version: version ?? '',
       inputs: tensors.map(([name, tensor]) => ({ name, datatype: tensor.datatype, shape: tensor.shape, ...(placement ? { parameters: spanParameters(placement[name]!) } : {}) })),
-      raw_input_contents: placement ? [] : tensors.map(([, tensor]) => Buffer.from(rawBytes(tensor))),
+      raw_input_contents: placement ? [] : tensors.map(([, tensor]) => Buffer.from(tensorBytes(tensor))),
     };
   }
 
@@ -64,7 +62,7 @@ export class GrpcPerfClient implements PerfClient<Message> {
     const parameters = sequence && { sequence_id: { int64_param: sequence.id }, sequence_start: { bool_param: sequence.start }, sequence_end: { bool_param: sequence.end } };
     const sent = parameters ? { ...request, parameters } : request;
     await (this.stream ? this.stream.infer(sent) : this.call('ModelInfer', sent));
-    return UNSEEN;
+    return NO_CLIENT_TIME;
   }
 
   async statistics(model: string, version?: string) {

@@ -1,7 +1,5 @@
 import { InferenceServer, type InferRequest, type Logger } from '@tritium/core';
-import { modelDescription, totalStatistics, type ClientTimes, type ModelDescription, type PerfClient, type RequestInputs, type SequenceStep } from './perf-client.js';
-
-const NO_CLIENT_TIME: ClientTimes = { sendUs: 0, recvUs: 0 };
+import { modelDescription, NO_CLIENT_TIME, totalStatistics, type ClientTimes, type ModelDescription, type PerfClient, type RequestInputs, type SequenceStep } from './perf-client.js';
 
 /** Requests straight to an InferenceServer in this process: no encoding, so no client send or receive time. */
 export class InProcessClient implements PerfClient<{ model: string; request: InferRequest }> {
@@ -16,9 +14,7 @@ export class InProcessClient implements PerfClient<{ model: string; request: Inf
 
   /** Starts a server of the repository, loading each official backend its models name; its warnings and errors go to `err`, its information lines nowhere (they would break into the report). */
   static async start(modelRepository: string, streaming: boolean, err: { write(text: string): unknown }): Promise<InProcessClient> {
-    const line = (message: string) => err.write(`${message}\n`);
-    const logger: Logger = { error: line, warn: line, info: () => {}, verbose: () => {} };
-    return new InProcessClient(await InferenceServer.start({ modelRepository, logger }), streaming);
+    return new InProcessClient(await InferenceServer.start({ modelRepository, logger: problemsLogger(err) }), streaming);
   }
 
   async describe(model: string, version?: string): Promise<ModelDescription> {
@@ -48,4 +44,10 @@ export class InProcessClient implements PerfClient<{ model: string; request: Inf
   close(): Promise<void> {
     return this.server.stop();
   }
+}
+
+/** A measuring command's server logger: warnings and errors to `err`, information lines nowhere (they would break into the report). */
+export function problemsLogger(err: { write(text: string): unknown }): Logger {
+  const line = (message: string) => err.write(`${message}\n`);
+  return { error: line, warn: line, info: () => {}, verbose: () => {} };
 }

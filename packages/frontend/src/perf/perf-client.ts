@@ -26,6 +26,9 @@ export interface ClientTimes {
   readonly recvUs: number;
 }
 
+/** For a client that sees no time of its own apart from the wait: in-process (no encoding), gRPC (grpc-js marshals inside the call). */
+export const NO_CLIENT_TIME: ClientTimes = { sendUs: 0, recvUs: 0 };
+
 /** A request's place in its sequence, for a sequence model. */
 export interface SequenceStep {
   readonly id: number;

@@ -13,15 +13,12 @@ import { latencyPlot } from './perf-plot.js';
 import { levelReport, passReport, settingsReport, summaryReport } from './perf-report.js';
 import { sharedMemoryInputs, type SharedMemoryInputs } from './shared-memory-inputs.js';
 
-/** Where the command writes: the report to `out`, progress and errors to `err`. */
-export type PerfStreams = CommandStreams;
-
 /** `tritium perf [options]`: resolves with its exit status (2 for a command line that cannot run, 1 for a failed run). */
-export function perfMain(argv: readonly string[], streams: PerfStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
+export function perfMain(argv: readonly string[], streams: CommandStreams = { out: process.stdout, err: process.stderr }): Promise<number> {
   return runSubcommand('perf', argv, streams, parsePerfArguments, perfUsage, (options) => perf(options, streams));
 }
 
-async function perf(options: PerfOptions, streams: PerfStreams): Promise<number> {
+async function perf(options: PerfOptions, streams: CommandStreams): Promise<number> {
   let client: PerfClient | undefined;
   let shm: SharedMemoryInputs | undefined;
   try {
@@ -45,7 +42,7 @@ async function perf(options: PerfOptions, streams: PerfStreams): Promise<number>
   }
 }
 
-function connect(options: PerfOptions, streams: PerfStreams): Promise<PerfClient> | PerfClient {
+function connect(options: PerfOptions, streams: CommandStreams): Promise<PerfClient> | PerfClient {
   if (options.protocol === 'inprocess') return InProcessClient.start(options.modelRepository!, options.streaming, streams.err);
   return options.protocol === 'grpc' ? new GrpcPerfClient(options.url, options.streaming) : new HttpPerfClient(options.url);
 }
@@ -63,7 +60,7 @@ async function describe(client: PerfClient, options: PerfOptions): Promise<Model
 }
 
 /** Measures each level in turn, printing its block as it ends, then the summary. */
-async function sweep(client: PerfClient, requests: readonly unknown[], options: PerfOptions & MeasureSettings, streams: PerfStreams): Promise<LevelResult[]> {
+async function sweep(client: PerfClient, requests: readonly unknown[], options: PerfOptions & MeasureSettings, streams: CommandStreams): Promise<LevelResult[]> {
   streams.out.write(`${settingsReport(options, client.kind)}\n`);
   const results: LevelResult[] = [];
   for (const level of options.load.levels) {

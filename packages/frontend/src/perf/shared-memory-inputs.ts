@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
-import { serializeBytesTensor, tensorBytes, type Tensor } from '@tritium/core';
+import { tensorBytes } from '@tritium/core';
 import type { RequestInputs } from './perf-client.js';
 
 /** Where one input's bytes lie: the region's registered name, and the span in it. */
@@ -34,7 +34,7 @@ export async function sharedMemoryInputs(requests: readonly RequestInputs[]): Pr
   let offset = 0;
   const placements = requests.map((inputs) =>
     Object.fromEntries(Object.entries(inputs).map(([input, tensor]) => {
-      const bytes = rawBytes(tensor);
+      const bytes = tensorBytes(tensor);
       chunks.push(bytes);
       const span = { region: name, offset, byteSize: bytes.length };
       offset += bytes.length;
@@ -44,9 +44,4 @@ export async function sharedMemoryInputs(requests: readonly RequestInputs[]): Pr
   const path = `/dev/shm/${name}`;
   await writeFile(path, Buffer.concat(chunks));
   return { region: name, key: `/${name}`, byteSize: offset, placements, remove: () => rm(path, { force: true }) };
-}
-
-/** A tensor's bytes as Triton's wire carries them: little-endian elements, BYTES as 4-byte length-prefixed strings. */
-export function rawBytes(tensor: Tensor): Uint8Array {
-  return tensor.datatype === 'BYTES' ? serializeBytesTensor(tensor.data as Tensor<'BYTES'>['data']) : tensorBytes(tensor);
 }

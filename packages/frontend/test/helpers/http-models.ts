@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DATA_TYPES, dataTypeToConfig, type Backend, type DataType } from '@tritium/core';
 import { testConfig, type TempRepository, type TestModel } from '../../../core/test/helpers/repository.js';
+import { executeBackend } from './execute-backend.js';
 
 /** The models the HTTP tests serve, on core's test backend unless said otherwise. */
 
@@ -86,23 +87,11 @@ export const STREAM_FAILURE = 'the stream broke after two responses';
 
 /** A backend whose every request streams two responses and then fails. */
 export function failingStreamBackend(): Backend {
-  return {
-    name: 'failing_stream',
-    defaultModelFilename: 'model.test',
-    async createModel() {
-      return {
-        async createInstance() {
-          return {
-            async execute(requests) {
-              for (const request of requests) {
-                request.response.send({ OUT: request.inputs.IN! });
-                request.response.send({ OUT: request.inputs.IN! });
-                request.response.fail(new Error(STREAM_FAILURE));
-              }
-            },
-          };
-        },
-      };
-    },
-  };
+  return executeBackend('failing_stream', async (requests) => {
+    for (const request of requests) {
+      request.response.send({ OUT: request.inputs.IN! });
+      request.response.send({ OUT: request.inputs.IN! });
+      request.response.fail(new Error(STREAM_FAILURE));
+    }
+  });
 }

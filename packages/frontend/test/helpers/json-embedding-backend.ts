@@ -1,4 +1,5 @@
 import type { Backend, Tensor } from '@tritium/core';
+import { executeBackend } from './execute-backend.js';
 
 /**
  * An embedding model for tests on Triton's vLLM embedding convention: `embedding_request`
@@ -7,27 +8,15 @@ import type { Backend, Tensor } from '@tritium/core';
  * is [characters, words, dimensions asked for (0 when none)].
  */
 export function jsonEmbeddingBackend(): Backend {
-  return {
-    name: 'json_embedding',
-    defaultModelFilename: 'model.test',
-    async createModel() {
-      return {
-        async createInstance() {
-          return {
-            async execute(requests) {
-              return requests.map((request) => {
-                const { input, pooling_params: pooling } = JSON.parse(String(request.inputs.embedding_request!.data[0])) as { input: string; pooling_params: { dimensions?: number[] } };
-                const words = input.split(/\s+/).filter(Boolean).length;
-                const outputs: Record<string, Tensor> = { text_output: { datatype: 'BYTES', shape: [1], data: [JSON.stringify([input.length, words, pooling.dimensions?.[0] ?? 0])] } };
-                if (request.inputs.return_num_input_tokens?.data[0] === 1) outputs.num_input_tokens = { datatype: 'UINT32', shape: [1], data: new Uint32Array([words]) };
-                return outputs;
-              });
-            },
-          };
-        },
-      };
-    },
-  };
+  return executeBackend('json_embedding', async (requests) =>
+    requests.map((request) => {
+      const { input, pooling_params: pooling } = JSON.parse(String(request.inputs.embedding_request!.data[0])) as { input: string; pooling_params: { dimensions?: number[] } };
+      const words = input.split(/\s+/).filter(Boolean).length;
+      const outputs: Record<string, Tensor> = { text_output: { datatype: 'BYTES', shape: [1], data: [JSON.stringify([input.length, words, pooling.dimensions?.[0] ?? 0])] } };
+      if (request.inputs.return_num_input_tokens?.data[0] === 1) outputs.num_input_tokens = { datatype: 'UINT32', shape: [1], data: new Uint32Array([words]) };
+      return outputs;
+    }),
+  );
 }
 
 export const JSON_EMBEDDING_CONFIG = `backend: "json_embedding"

@@ -1,5 +1,6 @@
 import { InferenceError, type Backend, type Tensor } from '@tritium/core';
 import type { BackendRequest } from '@tritium/core/backend';
+import { executeBackend } from './execute-backend.js';
 
 /**
  * A decoupled language model for tests, on Triton's LLM-backend tensors (those of Triton's
@@ -11,21 +12,9 @@ import type { BackendRequest } from '@tritium/core/backend';
  * n choices, which differ by seed, only the first fails).
  */
 export function wordLlmBackend(probe: WordLlmProbe = { cancelled: 0 }): Backend {
-  return {
-    name: 'word_llm',
-    defaultModelFilename: 'model.test',
-    async createModel() {
-      return {
-        async createInstance() {
-          return {
-            async execute(requests) {
-              for (const request of requests) void generate(request, probe);
-            },
-          };
-        },
-      };
-    },
-  };
+  return executeBackend('word_llm', async (requests) => {
+    for (const request of requests) void generate(request, probe);
+  });
 }
 
 /** What a test can see of the backend: how many generations stopped because their request was cancelled. */
