@@ -27,6 +27,6 @@ export default defineConfig({
     // Suites that load many models start a worker thread (and onnxruntime in it) per session.
     hookTimeout: 60000,
     pool: 'forks',
-    reporters: ['default', './scripts/summary-reporter.ts'],
+    reporters: ['default', './scripts/long-file-reporter.ts', './scripts/summary-reporter.ts'],
   },
 });

@@ -12,6 +12,10 @@
 //     a feed is { type, data, dims }, or { type, dims, shared, byteLength, view }: its bytes in
 //     a SharedArrayBuffer that the event loop reuses once answered (see shared-buffers.ts).
 //   { op: 'release', session } (no answer)
+//   { op: 'exit' } (no answer): the operations still queued fail, what is left is released and
+//     the thread ends once the operation under way returns. The event loop never terminates a
+//     thread from outside: a thread stopped inside onnxruntime-node's native code aborts the
+//     whole process (node-addon-api rethrows the failed JavaScript exception as a C++ one).
 // One operation at a time, in order: onnxruntime-node's run blocks this thread anyway, and
 // onnxruntime-web fails on overlapping operations.
 import { parentPort } from 'node:worker_threads';
@@ -67,6 +71,7 @@ async function runtimeOf(name, wasm) {
 }
 
 async function open({ id, runtime, model, options, externalData, wasm }) {
+  if (exiting) throw new Error('the thread is ending');
   const ort = await runtimeOf(runtime, wasm);
   const session = await ort.InferenceSession.create(model, externalData ? { ...options, externalData } : options);
   sessions.set(id, { ort, session });
@@ -84,7 +89,7 @@ async function run({ id, session: key, feeds, fetches }) {
 }
 
 async function runWith(id, hosted, feeds, fetches, taken) {
-  if (!hosted) throw new Error('the session was released');
+  if (!hosted || exiting) throw new Error('the session was released');
   const { ort, session } = hosted;
   const tensors = {};
   for (const name in feeds) {
@@ -113,9 +118,17 @@ async function release({ session: key }) {
   await hosted?.session.release();
 }
 
-const operations = { open, run, release };
+async function exit() {
+  for (const key of [...sessions.keys()]) await release({ session: key });
+  process.exit(0);
+}
+
+const operations = { open, run, release, exit };
 let queue = Promise.resolve();
+/** Set as soon as the exit arrives, between two operations, so that the ones queued before it fail at once. */
+let exiting = false;
 parentPort.on('message', (message) => {
+  if (message.op === 'exit') exiting = true;
   queue = queue.then(() =>
     operations[message.op](message).catch((error) => {
       if (message.id !== undefined) parentPort.postMessage({ id: message.id, error: messageOf(error) });

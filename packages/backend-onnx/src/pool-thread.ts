@@ -230,7 +230,10 @@ export class PoolThread {
   private end(reason: string): void {
     this.ended = reason;
     this.onEnded();
-    void this.worker.terminate();
+    // Not terminate(): a thread stopped inside a native run aborts the process (pool-thread.mjs). It
+    // ends itself once its run under way returns, and holds the process until then.
+    this.worker.ref();
+    this.worker.postMessage({ op: 'exit' });
     if (this.pending.size > 0) keepAlive.let();
     for (const pending of this.pending.values()) pending.reject(new InferenceError('UNAVAILABLE', `${pending.what}: ${reason}`));
     this.pending.clear();

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { InferenceError } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
@@ -59,5 +62,14 @@ describe('the execution pool, at its edges', () => {
     } finally {
       await repo.cleanup();
     }
+  });
+
+  test('a model freed while its pool thread is inside a run fails the runs UNAVAILABLE, and the process ends normally', async () => {
+    const root = fileURLToPath(new URL('../../../', import.meta.url));
+    const child = fileURLToPath(new URL('./stop-mid-run-in-child.ts', import.meta.url));
+    // Terminating the thread mid-run would abort the process (status 134): execFile would reject.
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', child], { cwd: root });
+    expect(stderr).not.toMatch(/terminate called/);
+    expect(JSON.parse(stdout)).toEqual(Array(3).fill("model 'mlp': the session was released"));
   });
 });
