@@ -49,6 +49,8 @@ export {
   type RequestStageMessage,
   type RequestView,
 } from './observability/request-channels.js';
+// For frontends: whether to make a CallerTrace for a request they take.
+export { isObservingRequests } from './observability/request-observers.js';
 export type { ResponseCacheOptions } from './cache/response-cache.js';
 
 // Model configs: config.pbtxt text ⇄ objects, Triton's defaults and rules, the JSON form (both ways).

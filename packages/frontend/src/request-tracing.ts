@@ -1,17 +1,4 @@
-import { channel } from 'node:diagnostics_channel';
-import { CallerTrace, REQUEST_CHANNELS } from '@tritium/core';
-
-/** Where tracers and APMs listen: a frontend traces its requests only while someone does. */
-const requestStart = channel(REQUEST_CHANNELS.start);
-
-/**
- * Whether anyone listens to the request channels now (a trace setting that traces, an
- * APM): frontends make a trace for a request only then, so that with tracing off a
- * request costs this one check.
- */
-export function tracingRequests(): boolean {
-  return requestStart.hasSubscribers;
-}
+import { CallerTrace } from '@tritium/core';
 
 /**
  * A CallerTrace for one inference a frontend takes, continuing the client's W3C trace

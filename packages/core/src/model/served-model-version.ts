@@ -6,8 +6,9 @@ import { emitTritiumWarning } from '../warnings.js';
 import { submitCached, type CacheableVersion } from '../cache/cached-submit.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { failureReason } from '../observability/failure-reason.js';
-import { requestEndChannel, requestErrorChannel, requestQueueChannel, requestStartChannel } from '../observability/request-channels.js';
-import { publishEnd, publishQueue, publishStart } from '../observability/request-publishing.js';
+import { requestEndChannel, requestErrorChannel, requestQueueChannel } from '../observability/request-channels.js';
+import { isObservingRequests } from '../observability/request-observers.js';
+import { isHeard, publishEnd, publishQueue, publishStart } from '../observability/request-publishing.js';
 import type { ServerLogger } from '../observability/server-logger.js';
 import { ModelStatisticsRecorder, type LatencyObserver } from '../observability/statistics.js';
 import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference-request.js';
@@ -162,7 +163,7 @@ export class ServedModelVersion implements CacheableVersion {
   accept(request: ValidatedRequest, sink: ResponseSink): InferenceRequest {
     const accepted = new InferenceRequest(this.context.name, this.context.version, request, sink, this.onEnd, this.outputs);
     this.outstanding.add(accepted);
-    if (requestStartChannel.hasSubscribers) publishStart(accepted, this.server);
+    if (isObservingRequests()) publishStart(accepted, this.server);
     if (this.log.isVerbose(2)) this.log.verbose(`${accepted.describe()}: accepted (batch size ${accepted.batchSize})`, 2);
     return accepted;
   }
@@ -174,7 +175,7 @@ export class ServedModelVersion implements CacheableVersion {
   }
 
   enqueue(accepted: InferenceRequest): InferenceRequest {
-    if (requestQueueChannel.hasSubscribers) publishQueue(accepted);
+    if (isHeard(requestQueueChannel, accepted)) publishQueue(accepted);
     this.scheduler.enqueue(accepted);
     return accepted;
   }
@@ -257,7 +258,7 @@ export class ServedModelVersion implements CacheableVersion {
     // As Triton: a hit is a success, but no inference (inference_count counts what models ran).
     else if (hitLookup !== undefined) this.statistics.recordCacheHit(hitLookup, end);
     else this.statistics.recordSuccess(request.batchSize, request.arrivalTime, request.executeStart || end, end, request.executionTimes);
-    if (requestEndChannel.hasSubscribers || requestErrorChannel.hasSubscribers) publishEnd(request, error, end, hitLookup !== undefined);
+    if (isHeard(requestEndChannel, request) || requestErrorChannel.hasSubscribers) publishEnd(request, error, end, hitLookup !== undefined);
     if (this.outstanding.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

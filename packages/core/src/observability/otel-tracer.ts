@@ -5,8 +5,8 @@ import type { CallerTrace } from './caller-trace.js';
 import { CallerWaits } from './caller-waits.js';
 import type { OpenTelemetrySdk } from './open-telemetry-sdk.js';
 import type { OpenTelemetrySettings } from './open-telemetry-settings.js';
-import { ChannelSubscription } from './channel-subscription.js';
-import { REQUEST_CHANNELS, type RequestEndMessage, type RequestStageMessage, type RequestView } from './request-channels.js';
+import type { RequestEndMessage, RequestStageMessage, RequestView } from './request-channels.js';
+import { RequestObserverRegistration } from './request-observers.js';
 import type { TraceSampler } from './trace-sampler.js';
 
 /** Triton's names: its tracer (the instrumentation scope), its root span, its default service. */
@@ -41,8 +41,8 @@ interface RequestSpans {
 }
 
 /**
- * OpenTelemetry-mode tracing of one server's requests, built on the request channels as
- * RequestTracer is, and subscribed only while some trace setting traces. Spans are laid
+ * OpenTelemetry-mode tracing of one server's requests, a request observer as RequestTracer
+ * is, observing only while some trace setting traces. Spans are laid
  * out as Triton's tracer.cc lays them: an `InferRequest` root span (a child of the
  * caller's span when the request carries a W3C traceparent) holding the caller's stamps
  * (HTTP_RECV_START, …) as events; under it a span named after the model, with
@@ -59,15 +59,15 @@ export class OpenTelemetryTracer {
   /** Root spans waiting for their caller to end (it stamps its send times after the response). */
   private readonly waiting = new CallerWaits();
   private nextId = 1;
-  private readonly subscription = new ChannelSubscription([
-    [REQUEST_CHANNELS.start, (message) => this.started(message as RequestStageMessage)],
-    [REQUEST_CHANNELS.queue, (message) => this.modelEvent(message as RequestStageMessage, 'QUEUE_START')],
-    [REQUEST_CHANNELS.computeStart, (message) => this.computeStarted(message as RequestStageMessage)],
-    [REQUEST_CHANNELS.computeInputEnd, (message) => this.computeEvent(message as RequestStageMessage, 'COMPUTE_INPUT_END')],
-    [REQUEST_CHANNELS.computeOutputStart, (message) => this.computeEvent(message as RequestStageMessage, 'COMPUTE_OUTPUT_START')],
-    [REQUEST_CHANNELS.computeEnd, (message) => this.computeEnded(message as RequestStageMessage)],
-    [REQUEST_CHANNELS.end, (message) => this.ended(message as RequestEndMessage)],
-  ]);
+  private readonly registration = new RequestObserverRegistration({
+    start: (message) => this.started(message),
+    queue: (message) => this.modelEvent(message, 'QUEUE_START'),
+    computeStart: (message) => this.computeStarted(message),
+    computeInputEnd: (message) => this.computeEvent(message, 'COMPUTE_INPUT_END'),
+    computeOutputStart: (message) => this.computeEvent(message, 'COMPUTE_OUTPUT_START'),
+    computeEnd: (message) => this.computeEnded(message),
+    end: (message) => this.ended(message),
+  });
 
   constructor(
     private readonly server: object,
@@ -92,9 +92,9 @@ export class OpenTelemetryTracer {
     this.tracer = this.provider.getTracer(TRACER_NAME);
   }
 
-  /** Subscribes while `on`, and only then; going off (or the server stopping), ends the root spans still waiting for their caller, as RequestTracer writes its traces. */
+  /** Observes while `on`, and only then; going off (or the server stopping), ends the root spans still waiting for their caller, as RequestTracer writes its traces. */
   setActive(on: boolean): void {
-    this.subscription.set(on);
+    this.registration.set(on);
     if (!on) this.waiting.flush();
   }
 
@@ -104,8 +104,9 @@ export class OpenTelemetryTracer {
     await this.provider.shutdown();
   }
 
-  private started({ request, time }: RequestStageMessage): void {
-    if (request.server !== this.server) return;
+  /** Whether the request is traced: sampled or continuing its caller's trace, or a step of a traced request. */
+  private started({ request, time }: RequestStageMessage): boolean {
+    if (request.server !== this.server) return false;
     const { api } = this.sdk;
     let parentContext: Context;
     let parentId = 0;
@@ -113,12 +114,12 @@ export class OpenTelemetryTracer {
     if (request.parent) {
       // A step of an ensemble or a BLS call: traced with its parent request, when that is.
       const parent = this.spans.get(request.parent);
-      if (!parent) return;
+      if (!parent) return false;
       parentContext = api.trace.setSpan(api.ROOT_CONTEXT, parent.model);
       parentId = parent.traceId;
     } else {
       const continued = this.callerContext(request.trace);
-      if (!this.samplerFor(request.modelName).sample(continued !== undefined)) return;
+      if (!this.samplerFor(request.modelName).sample(continued !== undefined)) return false;
       const startTime = Math.min(time, ...(request.trace?.activities.map((activity) => activity.time) ?? []));
       root = this.tracer.startSpan(ROOT_SPAN, { kind: api.SpanKind.SERVER, startTime: epoch(startTime) }, continued ?? api.ROOT_CONTEXT);
       parentContext = api.trace.setSpan(api.ROOT_CONTEXT, root);
@@ -134,6 +135,7 @@ export class OpenTelemetryTracer {
     const model = this.tracer.startSpan(request.modelName, { kind: api.SpanKind.SERVER, startTime: epoch(time), attributes }, parentContext);
     model.addEvent('REQUEST_START', epoch(time));
     this.spans.set(request, { model, compute: undefined, root, traceId });
+    return true;
   }
 
   private modelEvent({ request, time }: RequestStageMessage, name: string): void {

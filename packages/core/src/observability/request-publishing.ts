@@ -6,26 +6,54 @@ import { InferenceError } from '../errors.js';
 import { checkCallerTrace, type CallerTrace } from './caller-trace.js';
 import type { Tensor } from '../tensor/tensor.js';
 import {
+  requestComputeEndChannel,
+  requestComputeInputEndChannel,
+  requestComputeOutputStartChannel,
+  requestComputeStartChannel,
   requestEndChannel,
   requestErrorChannel,
   requestQueueChannel,
   requestStartChannel,
   type ExecutionView,
+  type RequestComputeMessage,
   type RequestEndMessage,
   type RequestQueueMessage,
   type RequestView,
 } from './request-channels.js';
+import { followersOf, isObservingRequests, type RequestObserver } from './request-observers.js';
 
 /**
- * Builds and publishes the request channels' messages (request-channels.ts). Callers
- * check the channel's `hasSubscribers` before calling, so that with no subscriber
- * nothing here runs.
+ * Builds and publishes the request channels' messages (request-channels.ts), and hands
+ * them to the core observers that follow the request (request-observers.ts). Callers
+ * check whether a stage is heard first (isObservingRequests for a start, isHeard for
+ * the rest), so that with nobody listening nothing here runs.
  */
+
+/** The compute stages, by their channel. */
+type ComputeStage = 'computeStart' | 'computeInputEnd' | 'computeOutputStart' | 'computeEnd';
+const COMPUTE_STAGES = new Map<Channel, ComputeStage>([
+  [requestComputeStartChannel, 'computeStart'],
+  [requestComputeInputEndChannel, 'computeInputEnd'],
+  [requestComputeOutputStartChannel, 'computeOutputStart'],
+  [requestComputeEndChannel, 'computeEnd'],
+]);
 
 /** What publishing reads of an accepted request (an InferenceRequest): what its view shows, and where it keeps the view. */
 export interface ObservedRequest extends Omit<RequestView, 'serial' | 'parent' | 'server'> {
   readonly executeStart: number;
   channelView: RequestView | undefined;
+  /** The core observers that follow the request, chosen at its start. */
+  observers: RequestObserver[] | undefined;
+}
+
+/** Whether a stage of `request` past its start is heard: by the stage's channel, or by an observer that follows the request. */
+export function isHeard(channel: Channel, request: ObservedRequest): boolean {
+  return channel.hasSubscribers || request.observers !== undefined;
+}
+
+/** Whether a compute stage of an execution may be heard (its requests are checked one by one when it is published). */
+export function isComputeHeard(channel: Channel): boolean {
+  return channel.hasSubscribers || isObservingRequests();
 }
 
 /** A request of an execution: the request it reports for (none for an empty slot of a sequence batch), and its part of the batch. */
@@ -44,7 +72,8 @@ let stepParent: RequestView | undefined;
  * parent: the server accepts (or refuses) a request synchronously, before `start` returns.
  */
 export function startStep<T>(parent: ObservedRequest, start: () => T): T {
-  if (!requestStartChannel.hasSubscribers) return start();
+  // The parent is named even when nobody follows it: an observer then leaves its steps alone too.
+  if (!isObservingRequests()) return start();
   const outer = stepParent;
   stepParent = viewOf(parent);
   try {
@@ -72,23 +101,30 @@ export function publishStart(request: ObservedRequest, server: object): void {
   stepParent = undefined;
   const view = newView(request, parent, server);
   request.channelView = view;
-  requestStartChannel.publish({ request: view, time: request.arrivalTime });
+  const message = { request: view, time: request.arrivalTime };
+  if (requestStartChannel.hasSubscribers) requestStartChannel.publish(message);
+  request.observers = followersOf(message);
 }
 
 /** tritium:request:queue, with the request's inputs. */
 export function publishQueue(request: ObservedRequest & { readonly inputs: Readonly<Record<string, Tensor>> }): void {
   const message: RequestQueueMessage = { request: viewOf(request), time: performance.now(), inputs: request.inputs };
-  requestQueueChannel.publish(message);
+  if (requestQueueChannel.hasSubscribers) requestQueueChannel.publish(message);
+  if (request.observers) for (const observer of request.observers) observer.queue?.(message);
 }
 
 /**
  * compute:start or compute:end for each request of an execution; returns the execution,
  * for its other end. `results`: what the execution returned (compute:end), by request.
  */
-export function publishCompute(channel: Channel, requests: readonly ExecutedRequest[], time: number, execution = executionOf(requests), results?: ExecuteResult | void): ExecutionView {
+export function publishCompute(channel: Channel, requests: readonly ExecutedRequest[], time: number, execution?: ExecutionView, results?: ExecuteResult | void): ExecutionView | undefined {
+  const stage = COMPUTE_STAGES.get(channel)!;
   for (const [i, { observed }] of requests.entries()) {
+    if (!observed || !isHeard(channel, observed)) continue;
     const result = results?.[i];
-    if (observed) channel.publish({ request: viewOf(observed), time, execution, outputs: result instanceof Error ? undefined : result });
+    const message: RequestComputeMessage = { request: viewOf(observed), time, execution: (execution ??= executionOf(requests)), outputs: result instanceof Error ? undefined : result };
+    if (channel.hasSubscribers) channel.publish(message);
+    if (observed.observers) for (const observer of observed.observers) observer[stage]?.(message);
   }
   return execution;
 }
@@ -96,8 +132,13 @@ export function publishCompute(channel: Channel, requests: readonly ExecutedRequ
 /** tritium:request:error (when it failed), then tritium:request:end. */
 export function publishEnd(request: ObservedRequest, error: InferenceError | undefined, time: number, cached: boolean): void {
   const view = viewOf(request);
-  if (error && requestErrorChannel.hasSubscribers) requestErrorChannel.publish({ request: view, time, error });
-  if (!requestEndChannel.hasSubscribers) return;
+  const { observers } = request;
+  if (error && (requestErrorChannel.hasSubscribers || observers)) {
+    const message = { request: view, time, error };
+    if (requestErrorChannel.hasSubscribers) requestErrorChannel.publish(message);
+    if (observers) for (const observer of observers) observer.error?.(message);
+  }
+  if (!requestEndChannel.hasSubscribers && !observers) return;
   const executed = !cached && request.executeStart > 0;
   const message: RequestEndMessage = {
     request: view,
@@ -108,7 +149,8 @@ export function publishEnd(request: ObservedRequest, error: InferenceError | und
     queueMs: executed ? request.executeStart - request.arrivalTime : undefined,
     computeMs: executed ? time - request.executeStart : undefined,
   };
-  requestEndChannel.publish(message);
+  if (requestEndChannel.hasSubscribers) requestEndChannel.publish(message);
+  if (observers) for (const observer of observers) observer.end?.(message);
 }
 
 /**
@@ -116,13 +158,13 @@ export function publishEnd(request: ObservedRequest, error: InferenceError | und
  * stopping server): start, error and end at once, so that every start has its end.
  */
 export function publishRefusal(server: object, modelName: string, modelVersion: number | undefined, request: InferRequest | undefined, error: unknown): void {
-  if (!requestStartChannel.hasSubscribers && !requestErrorChannel.hasSubscribers && !requestEndChannel.hasSubscribers) return;
+  if (!isObservingRequests() && !requestErrorChannel.hasSubscribers && !requestEndChannel.hasSubscribers) return;
   const time = performance.now();
   const id = typeof request?.id === 'string' ? request.id : '';
   const priority = typeof request?.priority === 'number' ? request.priority : 0;
   const trace = checkedOrNone(request?.trace);
-  const refused: ObservedRequest = { modelName, modelVersion, id, batchSize: 0, priority, arrivalTime: time, trace, executeStart: 0, channelView: undefined };
-  if (requestStartChannel.hasSubscribers) publishStart(refused, server);
+  const refused: ObservedRequest = { modelName, modelVersion, id, batchSize: 0, priority, arrivalTime: time, trace, executeStart: 0, channelView: undefined, observers: undefined };
+  if (isObservingRequests()) publishStart(refused, server);
   publishEnd(refused, InferenceError.from(error), time, false);
 }
 

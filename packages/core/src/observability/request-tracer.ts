@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Tensor } from '../tensor/tensor.js';
 import { CallerWaits } from './caller-waits.js';
-import { ChannelSubscription } from './channel-subscription.js';
-import { REQUEST_CHANNELS, type RequestComputeMessage, type RequestQueueMessage, type RequestStageMessage, type RequestView } from './request-channels.js';
+import type { RequestComputeMessage, RequestQueueMessage, RequestStageMessage, RequestView } from './request-channels.js';
+import { RequestObserverRegistration } from './request-observers.js';
 import type { TraceSampler } from './trace-sampler.js';
 import { tensorEntry } from './trace-tensor.js';
 
@@ -32,10 +32,10 @@ interface Trace {
 }
 
 /**
- * Triton-mode tracing of one server's requests, built on the request channels: it
- * subscribes only while some trace setting traces, so with tracing off the request path
- * pays one `hasSubscribers` check per stage. A request is sampled when it starts, by the
- * setting for its model; an ensemble's steps and BLS calls are traced with it, as child
+ * Triton-mode tracing of one server's requests, a request observer (request-observers.ts):
+ * it observes only while some trace setting traces, so with tracing off the request path
+ * pays one check per stage, and it follows only the requests it samples. A request is
+ * sampled when it starts, by the setting for its model; an ensemble's steps and BLS calls are traced with it, as child
  * traces naming it in `parent_id`. The caller's activities (a frontend's HTTP_RECV_START,
  * …, on the request's CallerTrace) go into its trace as Triton's frontends write them:
  * those stamped before the request started ahead of its entries, the rest after its
@@ -46,39 +46,40 @@ export class RequestTracer {
   /** Sampled traces whose request has ended, waiting for their caller to end. */
   private readonly awaitingCaller = new CallerWaits();
   private nextId = 1;
-  private readonly subscription = new ChannelSubscription([
-    [REQUEST_CHANNELS.start, (message) => this.started(message as RequestStageMessage)],
-    [REQUEST_CHANNELS.queue, (message) => this.queued(message as RequestQueueMessage)],
-    [REQUEST_CHANNELS.computeStart, (message) => this.stamp(message as RequestStageMessage, 'COMPUTE_START')],
-    [REQUEST_CHANNELS.computeInputEnd, (message) => this.stamp(message as RequestStageMessage, 'COMPUTE_INPUT_END')],
-    [REQUEST_CHANNELS.computeOutputStart, (message) => this.stamp(message as RequestStageMessage, 'COMPUTE_OUTPUT_START')],
-    [REQUEST_CHANNELS.computeEnd, (message) => this.computed(message as RequestComputeMessage)],
-    [REQUEST_CHANNELS.end, (message) => this.ended(message as RequestStageMessage)],
-  ]);
+  private readonly registration = new RequestObserverRegistration({
+    start: (message) => this.started(message),
+    queue: (message) => this.queued(message),
+    computeStart: (message) => this.stamp(message, 'COMPUTE_START'),
+    computeInputEnd: (message) => this.stamp(message, 'COMPUTE_INPUT_END'),
+    computeOutputStart: (message) => this.stamp(message, 'COMPUTE_OUTPUT_START'),
+    computeEnd: (message) => this.computed(message),
+    end: (message) => this.ended(message),
+  });
 
   constructor(
     private readonly server: object,
     private readonly samplerFor: (model: string) => TraceSampler,
   ) {}
 
-  /** Subscribes while `on`, and only then; going off (or the server stopping), writes the traces still waiting for their caller. */
+  /** Observes while `on`, and only then; going off (or the server stopping), writes the traces still waiting for their caller. */
   setActive(on: boolean): void {
-    this.subscription.set(on);
+    this.registration.set(on);
     if (!on) this.awaitingCaller.flush();
   }
 
-  private started({ request, time }: RequestStageMessage): void {
-    if (request.server !== this.server) return;
+  /** Whether the request is traced: sampled, or a step of a traced request. */
+  private started({ request, time }: RequestStageMessage): boolean {
+    if (request.server !== this.server) return false;
     const parent = request.parent && this.traces.get(request.parent);
     let group: TraceGroup;
     if (parent) {
       group = parent.group;
     } else if (request.parent) {
       // A step of an ensemble request that was not sampled: as in Triton, only a traced request spawns child traces.
-      return;
+      return false;
     } else {
       const sampler = this.samplerFor(request.modelName);
-      if (!sampler.sample()) return;
+      if (!sampler.sample()) return false;
       const levels = sampler.settings.trace_level;
       group = { sampler, timestamps: levels.includes('TIMESTAMPS'), tensors: levels.includes('TENSORS'), traces: [] };
     }
@@ -87,7 +88,7 @@ export class RequestTracer {
     group.traces.push(trace.entries);
     this.traces.set(request, trace);
     // As Triton: the entry naming the trace comes with its first timestamp, so the TENSORS level alone has none.
-    if (!group.timestamps) return;
+    if (!group.timestamps) return true;
     // As Triton's frontends: what they stamped before handing the request over comes first.
     this.writeCallerActivities(request, trace);
     const model = `{"id":${id},"model_name":${JSON.stringify(request.modelName)},"model_version":${request.modelVersion ?? -1}`;
@@ -95,6 +96,7 @@ export class RequestTracer {
     const parentId = parent ? `,"parent_id":${parent.id}` : '';
     trace.entries.push(model + requestId + parentId + '}');
     this.stamp({ request, time }, 'REQUEST_START');
+    return true;
   }
 
   private queued(message: RequestQueueMessage): void {

@@ -10,7 +10,7 @@ const MODES: readonly TraceMode[] = ['triton', 'opentelemetry'];
 
 /**
  * A server's trace extension: its setting table, and the tracer of its mode (Triton's trace
- * files, or OpenTelemetry spans), which subscribes while some setting traces.
+ * files, or OpenTelemetry spans), which observes requests while some setting traces.
  */
 export class ServerTracing {
   private readonly table: TraceSettingTable;

@@ -40,7 +40,7 @@ export class TraceSettingTable {
     return ((model !== undefined && this.models.get(model)) || this.global).sampler;
   }
 
-  /** Whether any setting traces: tracing subscribes to the request channels only then. */
+  /** Whether any setting traces: the tracer observes requests only then. */
   tracing(): boolean {
     if (isTracing(this.global.sampler.settings)) return true;
     for (const layer of this.models.values()) if (isTracing(layer.sampler.settings)) return true;

@@ -7,6 +7,7 @@ import type { CallerTrace } from '../observability/caller-trace.js';
 import type { ExecutionTimes } from './execution-times.js';
 import type { RequestView } from '../observability/request-channels.js';
 import type { ObservedRequest } from '../observability/request-publishing.js';
+import type { RequestObserver } from '../observability/request-observers.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { emitTritiumWarning } from '../warnings.js';
 import { onAbort } from './abort-watch.js';
@@ -62,6 +63,7 @@ export class InferenceRequest implements BackendRequest, ResponseOwner, Observed
   withdraw: ((request: InferenceRequest) => void) | undefined = undefined;
   /** What the request channels report it as; made only when a channel has a subscriber. */
   channelView: RequestView | undefined = undefined;
+  observers: RequestObserver[] | undefined = undefined;
   private cancelled = false;
   private cancelListeners: Set<() => void> | undefined = undefined;
   private readonly stopWatchingSignal: (() => void) | undefined;

@@ -10,7 +10,7 @@ import {
   requestComputeStartChannel,
   type ExecutionView,
 } from '../observability/request-channels.js';
-import { publishCompute, type ExecutedRequest } from '../observability/request-publishing.js';
+import { isComputeHeard, publishCompute, type ExecutedRequest } from '../observability/request-publishing.js';
 import type { ModelStatisticsRecorder } from '../observability/statistics.js';
 import type { Tensor } from '../tensor/tensor.js';
 
@@ -74,7 +74,7 @@ export class InstanceRunner {
       request.batchBuffers = buffers;
     }
     let execution: ExecutionView | undefined;
-    if (requestComputeStartChannel.hasSubscribers) execution = publishCompute(requestComputeStartChannel, requests, start);
+    if (isComputeHeard(requestComputeStartChannel)) execution = publishCompute(requestComputeStartChannel, requests, start);
     // As Triton's backends do, an execution counts in the statistics only when a request in it succeeded.
     let succeeded = false;
     let end = start;
@@ -84,7 +84,7 @@ export class InstanceRunner {
       results = await this.instance.execute(requests, times);
       end = performance.now();
       if (times.reported) this.noteTimes(requests, times, end, execution);
-      if (requestComputeEndChannel.hasSubscribers) publishCompute(requestComputeEndChannel, requests, end, execution, results);
+      if (isComputeHeard(requestComputeEndChannel)) publishCompute(requestComputeEndChannel, requests, end, execution, results);
       if (results) {
         for (const request of requests) request.executeEnd = end;
         succeeded = this.deliver(requests, results);
@@ -94,7 +94,7 @@ export class InstanceRunner {
         this.failAll(requests, 'backend returned no responses');
       }
     } catch (error) {
-      if (requestComputeEndChannel.hasSubscribers) publishCompute(requestComputeEndChannel, requests, performance.now(), execution);
+      if (isComputeHeard(requestComputeEndChannel)) publishCompute(requestComputeEndChannel, requests, performance.now(), execution);
       for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
     } finally {
       if (buffers) this.giveBack(requests, buffers, results);
@@ -113,8 +113,8 @@ export class InstanceRunner {
     for (const request of requests) request.executionTimes = times;
     const inputEnd = times.inputEnd(end);
     const outputStart = times.outputStart(end);
-    if (inputEnd !== undefined && requestComputeInputEndChannel.hasSubscribers) publishCompute(requestComputeInputEndChannel, requests, inputEnd, execution);
-    if (outputStart !== undefined && requestComputeOutputStartChannel.hasSubscribers) publishCompute(requestComputeOutputStartChannel, requests, outputStart, execution);
+    if (inputEnd !== undefined && isComputeHeard(requestComputeInputEndChannel)) publishCompute(requestComputeInputEndChannel, requests, inputEnd, execution);
+    if (outputStart !== undefined && isComputeHeard(requestComputeOutputStartChannel)) publishCompute(requestComputeOutputStartChannel, requests, outputStart, execution);
   }
 
   /** The execution returned: a later gather (none should come) allocates; what it borrowed is free again, but for memory its results share. */

@@ -1,6 +1,5 @@
-import { channel } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CallerTrace, InferenceServer, REQUEST_CHANNELS, type Tensor } from '@tritium/core';
+import { CallerTrace, InferenceServer, isObservingRequests, type Tensor } from '@tritium/core';
 import { startChildRequest, type Backend } from '@tritium/core/backend';
 import { openTelemetrySdkFor } from '../../src/observability/open-telemetry-sdk.js';
 import { openTelemetrySettings } from '../../src/observability/open-telemetry-settings.js';
@@ -49,10 +48,9 @@ const events = (span: CollectedSpan) => span.events.map((event) => event.name);
 describe('OpenTelemetry mode', () => {
   // First in the file: no test before it has loaded the SDK.
   it('loads nothing and subscribes to nothing with tracing off or in Triton mode', async () => {
-    const start = channel(REQUEST_CHANNELS.start);
     const server = await fx.start({ m: { config: testConfig({}) } });
     await server.infer('m', { inputs: input() });
-    expect(start.hasSubscribers).toBe(false);
+    expect(isObservingRequests()).toBe(false);
     await server.stop();
     expect(await openTelemetrySdkFor({ trace_mode: 'triton', trace_level: ['TIMESTAMPS'] })).toBeUndefined();
     expect([...loaded]).toEqual([]);
@@ -60,7 +58,7 @@ describe('OpenTelemetry mode', () => {
 
   it("exports one InferRequest span, a model span and a compute span per request, with Triton's names, events and attributes", async () => {
     const server = await tracingServer({ m: { config: testConfig({}) } });
-    expect(channel(REQUEST_CHANNELS.start).hasSubscribers).toBe(true);
+    expect(isObservingRequests()).toBe(true);
     await server.infer('m', { inputs: input(), id: 'r1' });
     await server.stop();
     expect([...loaded].sort()).toEqual(['@opentelemetry/exporter-trace-otlp-proto', '@opentelemetry/sdk-trace']);

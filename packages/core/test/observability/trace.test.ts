@@ -1,9 +1,8 @@
-import { channel } from 'node:diagnostics_channel';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_TRACE_SETTINGS, InferenceServer, REQUEST_CHANNELS, type Tensor } from '@tritium/core';
+import { DEFAULT_TRACE_SETTINGS, InferenceServer, isObservingRequests, type Tensor } from '@tritium/core';
 import { TempRepository, testConfig, TWO_STEP_ENSEMBLE } from '../helpers/repository.js';
 import { rejection, useServerFixture } from '../helpers/server-fixture.js';
 import { newProbe, testBackend } from '../helpers/test-backend.js';
@@ -66,14 +65,13 @@ describe('trace settings (Triton trace extension, in-process)', () => {
     expect(server.traceSettings()).toEqual(DEFAULT_TRACE_SETTINGS);
   });
 
-  it('subscribe to the request channels only while some level is not OFF', async () => {
+  it('observe requests only while some level is not OFF', async () => {
     const server = await fx.start({ m: { config: testConfig({}) } });
-    const start = channel(REQUEST_CHANNELS.start);
-    expect(start.hasSubscribers).toBe(false);
+    expect(isObservingRequests()).toBe(false);
     server.updateTraceSettings({ ...traced(join(dir, 't.json')) }, 'm');
-    expect(start.hasSubscribers).toBe(true);
+    expect(isObservingRequests()).toBe(true);
     server.updateTraceSettings({ trace_level: null, trace_rate: null, trace_file: null }, 'm');
-    expect(start.hasSubscribers).toBe(false);
+    expect(isObservingRequests()).toBe(false);
   });
 });
 

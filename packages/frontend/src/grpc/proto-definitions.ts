@@ -1,12 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
-import { InferenceError } from '@tritium/core';
+import { InferenceError, isObservingRequests } from '@tritium/core';
 import protobuf from 'protobufjs';
 import { protoDirectory } from '../proto-directory.js';
 import { invalid } from '../wire-values.js';
 import type { InferRequestMessage } from './infer-request.js';
-import { tracingRequests } from '../request-tracing.js';
 import { refusedRequest, refuseOverfullRequest } from './request-entries.js';
 
 /**
@@ -68,7 +67,7 @@ function inferRequestDeserializer(directory: string): (message: Buffer) => Infer
     }
   };
   return (message) => {
-    if (!tracingRequests()) return decode(message);
+    if (!isObservingRequests()) return decode(message);
     const readAt = performance.now();
     const decoded = decode(message);
     decoded.readAt = readAt;
