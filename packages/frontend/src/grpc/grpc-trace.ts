@@ -1,7 +1,7 @@
 import type { Metadata } from '@grpc/grpc-js';
 import { isObservingRequests, type CallerTrace } from '@tritium/core';
 import { frontendTrace } from '../request-tracing.js';
-import type { DecodedInferRequest, InferRequestMessage } from './infer-request.js';
+import type { InferRequestMessage } from './infer-request.js';
 
 /**
  * The CallerTrace of one inference request read off a call, from the call's
@@ -16,11 +16,6 @@ export function grpcTrace(metadata: Metadata, message: InferRequestMessage): Cal
   trace.stamp('GRPC_WAITREAD_START', message.readAt);
   trace.stamp('GRPC_WAITREAD_END');
   return trace;
-}
-
-/** The decoded request, carrying `trace` to the server. */
-export function withTrace(decoded: DecodedInferRequest, trace: CallerTrace | undefined): DecodedInferRequest {
-  return trace ? { ...decoded, request: { ...decoded.request, trace } } : decoded;
 }
 
 function oneValue(values: readonly (string | Buffer)[]): string | undefined {

@@ -1,4 +1,4 @@
-import { isDataType, tensorFromBytes, type DataType, type InferenceError, type InferRequest, type TensorInput } from '@tritium/core';
+import { isDataType, tensorFromBytes, type CallerTrace, type DataType, type InferenceError, type InferRequest, type TensorInput } from '@tritium/core';
 import { BytesElementBudget } from '../bytes-elements.js';
 import { needsDelivery, outputRequest, type OutputRequest } from '../requested-outputs.js';
 import { sharedMemoryInput } from '../shared-memory/shared-memory-tensors.js';
@@ -46,7 +46,8 @@ export interface DecodedInferRequest {
   readonly regions: RequestRegions;
 }
 
-export function decodeInferRequest(message: InferRequestMessage, regions: RequestRegions): DecodedInferRequest {
+/** `trace`: the request's CallerTrace while requests are traced (grpcTrace), carried to the server. */
+export function decodeInferRequest(message: InferRequestMessage, regions: RequestRegions, trace: CallerTrace | undefined): DecodedInferRequest {
   if (message.refusal) throw message.refusal;
   const { options, emptyFinalResponse } = requestParameters(message.parameters);
   const outputs = message.outputs.length > 0 ? message.outputs.map((o) => outputRequest(o.name ?? '', parameterValues(o.parameters, `output '${o.name}'`), regions)) : undefined;
@@ -58,6 +59,7 @@ export function decodeInferRequest(message: InferRequestMessage, regions: Reques
       outputs: outputs?.map((output) => output.name),
       modelVersion: modelVersion(message.model_version),
       id: message.id,
+      trace,
       ...options,
     },
     outputs: needsDelivery(outputs) ? outputs : undefined,

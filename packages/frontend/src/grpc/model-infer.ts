@@ -1,7 +1,7 @@
 import type { handleUnaryCall, ServerUnaryCall } from '@grpc/grpc-js';
 import { InferenceError, type CallerTrace, type InferResponse, type RunningInference } from '@tritium/core';
 import { sendTraced } from '../request-tracing.js';
-import { grpcTrace, withTrace } from './grpc-trace.js';
+import { grpcTrace } from './grpc-trace.js';
 import { unary } from './unary-call.js';
 import { isDecoupled } from '../decoupled-model.js';
 import { deliverOutputs, plainOutputs } from '../requested-outputs.js';
@@ -40,7 +40,7 @@ async function answerOnce(
   regions: RequestRegions,
   trace: CallerTrace | undefined,
 ): Promise<InferResponseMessage> {
-  const decoded = withTrace(decodeInferRequest(call.request, regions), trace);
+  const decoded = decodeInferRequest(call.request, regions, trace);
   const { model, request } = decoded;
   if (isDecoupled(context.server, model, request.modelVersion)) {
     throw new InferenceError('UNSUPPORTED', `ModelInfer RPC doesn't support models with decoupled transaction policy (model '${model}'): use ModelStreamInfer`);

@@ -1,7 +1,7 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { InferenceError, type CallerTrace, type RunningInference } from '@tritium/core';
 import { sendTraced } from '../request-tracing.js';
-import { grpcTrace, withTrace } from './grpc-trace.js';
+import { grpcTrace } from './grpc-trace.js';
 import { isDecoupled } from '../decoupled-model.js';
 import { decodeInferRequest, type DecodedInferRequest, type InferRequestMessage } from './infer-request.js';
 import type { InferResponseMessage } from './infer-response.js';
@@ -107,7 +107,7 @@ class InferStream {
     let decoded: DecodedInferRequest;
     try {
       if (this.context.closing) throw new InferenceError('UNAVAILABLE', SHUTTING_DOWN);
-      decoded = withTrace(decodeInferRequest(message, regions), trace);
+      decoded = decodeInferRequest(message, regions, trace);
       if (isDecoupled(this.context.server, decoded.model, decoded.request.modelVersion)) {
         return { streamed: this.stream(message, decoded).finally(() => regions.release()) };
       }

@@ -5,29 +5,31 @@ import { sendError } from './responses.js';
 
 /**
  * The CallerTrace of an HTTP inference from the request's `traceparent`/`tracestate`
- * headers, while someone listens (isObservingRequests), with HTTP_RECV_START stamped now. It
- * ends when the response closes: written in full, cut off, or its client gone.
+ * headers, while someone listens (isObservingRequests), with HTTP_RECV_START stamped now.
  */
-export function httpTrace(req: IncomingMessage, res: ServerResponse): CallerTrace | undefined {
+function httpTrace(req: IncomingMessage): CallerTrace | undefined {
   if (!isObservingRequests()) return undefined;
   const trace = frontendTrace(oneHeader(req.headers.traceparent), oneHeader(req.headers.tracestate));
   trace.stamp('HTTP_RECV_START');
-  res.once('close', () => trace.end());
   return trace;
 }
 
 /**
  * Runs an inference route's `answer` under the request's trace (httpTrace). While traced,
  * an error is answered here, between send activities of its own; untraced, it is thrown
- * to the router, which answers it as any other.
+ * to the router, which answers it as any other. The trace ends once the response is
+ * written or failed (its client gone, too: the answer then fails or ends early).
  */
 export async function answerTraced(req: IncomingMessage, res: ServerResponse, answer: (trace: CallerTrace | undefined) => Promise<void>): Promise<void> {
-  const trace = httpTrace(req, res);
+  const trace = httpTrace(req);
   try {
     await answer(trace);
   } catch (error) {
     if (!trace) throw error;
-    sendTraced(trace, 'HTTP', () => sendError(res, error));
+    // A client gone gets no answer, and its trace no send activities.
+    if (!res.destroyed) sendTraced(trace, 'HTTP', () => sendError(res, error));
+  } finally {
+    trace?.end();
   }
 }
 

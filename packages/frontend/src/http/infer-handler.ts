@@ -46,9 +46,9 @@ async function answer(
   const headerLength = inferenceHeaderLength(header, body.length);
   const request =
     header !== undefined && headerLength === 0
-      ? rawBinaryRequest(server, model, version, body)
-      : await parseInferRequest(body, headerLength, header !== undefined, version, regions, bodyLimitBytes);
-  const running = server.startInference(model, trace ? { ...request.request, trace } : request.request);
+      ? rawBinaryRequest(server, model, version, body, trace)
+      : await parseInferRequest(body, headerLength, header !== undefined, version, regions, bodyLimitBytes, trace);
+  const running = server.startInference(model, request.request);
   connections.cancelOnDisconnect(req, res, () => running.cancel());
   let response: InferResponse;
   try {

@@ -1,5 +1,5 @@
 import type { Buffer } from 'node:buffer';
-import { DATA_TYPES, isDataType, tensorFromBytes, type DataType, type InferRequest, type TensorInput } from '@tritium/core';
+import { DATA_TYPES, isDataType, tensorFromBytes, type CallerTrace, type DataType, type InferRequest, type TensorInput } from '@tritium/core';
 import { BytesElementBudget } from '../bytes-elements.js';
 import { EMPTY_FINAL_RESPONSE, parameterOptions, reservedParameter } from '../request-parameters.js';
 import { outputRequest, type OutputRequest } from '../requested-outputs.js';
@@ -47,6 +47,7 @@ export async function parseInferRequest(
   modelVersion: number | undefined,
   regions: RequestRegions,
   inputByteLimit: number,
+  trace: CallerTrace | undefined,
 ): Promise<HttpInferRequest> {
   const json = await parseJsonObject(body.subarray(0, headerLength), 'inference request', INFER_TENSOR_DATA);
   const parameters = optionalObject(json, 'parameters', 'the inference request');
@@ -61,6 +62,7 @@ export async function parseInferRequest(
     outputs: outputs?.map((output) => output.name),
     id: optionalString(json, 'id', 'the inference request'),
     modelVersion,
+    trace,
     ...parameterOptions(parameters, [BINARY_DATA_OUTPUT]),
   };
   const binaryByDefault = optionalBoolean(parameters, BINARY_DATA_OUTPUT, 'the request parameters') ?? false;

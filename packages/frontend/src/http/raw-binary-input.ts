@@ -1,5 +1,5 @@
 import type { Buffer } from 'node:buffer';
-import { dataTypeFromConfig, elementByteSize, tensorFromBytes, type InferenceServer, type TensorInput } from '@tritium/core';
+import { dataTypeFromConfig, elementByteSize, tensorFromBytes, type CallerTrace, type InferenceServer, type TensorInput } from '@tritium/core';
 import { invalid } from '../wire-values.js';
 import type { HttpInferRequest } from './infer-request.js';
 
@@ -9,7 +9,7 @@ import type { HttpInferRequest } from './infer-request.js';
  * (batch size 1, and at most one variable dimension, sized to the body). A BYTES input
  * takes the body as its one element. Every output comes back as binary data.
  */
-export function rawBinaryRequest(server: InferenceServer, model: string, modelVersion: number | undefined, body: Buffer): HttpInferRequest {
+export function rawBinaryRequest(server: InferenceServer, model: string, modelVersion: number | undefined, body: Buffer, trace: CallerTrace | undefined): HttpInferRequest {
   const { inputs, maxBatchSize } = server.modelFacts(model, modelVersion);
   const [input] = inputs;
   if (input === undefined || inputs.length !== 1) {
@@ -35,5 +35,5 @@ export function rawBinaryRequest(server: InferenceServer, model: string, modelVe
     }
     tensor = tensorFromBytes(name, datatype, shape, body, 'view');
   }
-  return { request: { inputs: { [name]: tensor }, modelVersion }, outputs: undefined, binaryOutputs: true };
+  return { request: { inputs: { [name]: tensor }, modelVersion, trace }, outputs: undefined, binaryOutputs: true };
 }
