@@ -17,7 +17,7 @@ import { InferenceServer, type TraceSettingChanges } from '@tritium/core';
 import { onnxBackend } from '@tritium/backend-onnx';
 import { protoDirectory, startGrpcFrontend, startHttpFrontend } from '@tritium/frontend';
 import type { ClientSetup, Target } from './frontend-client.js';
-import { median, table } from './measure.js';
+import { formatSpread, median, ratioSpread, table } from './measure.js';
 import { benchRepository } from './noop-backend.js';
 import { copyOnnxModel, onnxConfig } from './tiny-onnx.js';
 
@@ -64,6 +64,7 @@ for (const concurrency of [1, 64]) {
         server.updateTraceSettings({ trace_level: ['OFF'] });
       }
     }
+    const off = runs.get('OFF')!;
     for (const [name, results] of runs) {
       rows.push({
         path: target,
@@ -72,6 +73,9 @@ for (const concurrency of [1, 64]) {
         'req/s': median(results.map((r) => r.requestsPerSecond)),
         'p50 µs': median(results.map((r) => r.p50)),
         'server CPU µs/req': median(results.map((r) => r.serverCpuUs)),
+        // Per-round ratios to OFF: 'OFF (A/A)' gives the spread that noise alone makes.
+        'req/s ÷ OFF': formatSpread(ratioSpread(results.map((r) => r.requestsPerSecond), off.map((r) => r.requestsPerSecond))),
+        'CPU ÷ OFF': formatSpread(ratioSpread(results.map((r) => r.serverCpuUs), off.map((r) => r.serverCpuUs))),
       });
     }
   }

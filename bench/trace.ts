@@ -4,6 +4,9 @@
  * request traced), in Triton's mode (trace files) and in OpenTelemetry mode (spans
  * exported over OTLP/HTTP to a sink in a child process), in alternating rounds. The
  * OpenTelemetry server with tracing OFF against the other one is the A/A spread.
+ * Then the same for a real model (the tiny ONNX model, inline), where a request's
+ * stages are many: rate 1000 against two servers with tracing OFF, by wall time and by
+ * the process's CPU time per request.
  * Run: npx -y pnpm@10.34.9 bench:trace
  */
 import { spawn } from 'node:child_process';
@@ -11,9 +14,11 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TraceSettingChanges } from '@tritium/core';
+import { onnxBackend } from '@tritium/backend-onnx';
+import { InferenceServer, type TraceSettingChanges } from '@tritium/core';
 import { alternateRounds, formatSpread, measureRate, median, ratioSpread, table } from './measure.js';
-import { noopServing } from './noop-backend.js';
+import { benchRepository, noopServing } from './noop-backend.js';
+import { copyOnnxModel, onnxConfig } from './tiny-onnx.js';
 
 const CALLS_PER_ROUND = 10_000;
 const ROUNDS = 15;
@@ -72,4 +77,43 @@ table(rows);
 await triton.close();
 await openTelemetry.close();
 sink.kill();
+
+const MODEL_CALLS_PER_ROUND = 20_000;
+const repository = await benchRepository('tritium-bench-trace-model-', { tiny: onnxConfig('1', 'inline') });
+await copyOnnxModel(repository, 'tiny', 'tiny.onnx');
+const startTiny = () => InferenceServer.start({ modelRepository: repository, backends: [onnxBackend()] });
+const first = await startTiny();
+const second = await startTiny();
+const tinyInput = { INPUT0: { datatype: 'FP32', shape: [1, 1], data: new Float32Array(1) } } as const;
+/** µs per request, wall and CPU (every thread of the process), with `server` at `level`. */
+const modelAt = (server: InferenceServer, level: 'OFF' | 'TIMESTAMPS', callers: number) => async () => {
+  server.updateTraceSettings({ ...traced, trace_level: [level], trace_rate: 1000 });
+  try {
+    const cpu = process.cpuUsage();
+    const { usPerRequest } = await measureRate(() => server.infer('tiny', { inputs: tinyInput }), MODEL_CALLS_PER_ROUND, callers);
+    const { user, system } = process.cpuUsage(cpu);
+    return { wall: usPerRequest, cpu: (user + system) / MODEL_CALLS_PER_ROUND };
+  } finally {
+    server.updateTraceSettings({ trace_level: ['OFF'] });
+  }
+};
+const modelRows = [];
+for (const callers of [1, 64]) {
+  const rounds = await alternateRounds({ off: modelAt(first, 'OFF', callers), offAgain: modelAt(second, 'OFF', callers), rate1000: modelAt(first, 'TIMESTAMPS', callers) }, ROUNDS);
+  const wall = (side: keyof typeof rounds) => rounds[side].map((round) => round.wall);
+  const cpu = (side: keyof typeof rounds) => rounds[side].map((round) => round.cpu);
+  modelRows.push({
+    callers,
+    'OFF µs/req (CPU)': `${median(wall('off')).toFixed(2)} (${median(cpu('off')).toFixed(2)})`,
+    'rate 1000 µs/req (CPU)': `${median(wall('rate1000')).toFixed(2)} (${median(cpu('rate1000')).toFixed(2)})`,
+    'OFF / OFF (A/A) wall': formatSpread(ratioSpread(wall('offAgain'), wall('off'))),
+    'rate 1000 / OFF wall': formatSpread(ratioSpread(wall('rate1000'), wall('off'))),
+    'OFF / OFF (A/A) CPU': formatSpread(ratioSpread(cpu('offAgain'), cpu('off'))),
+    'rate 1000 / OFF CPU': formatSpread(ratioSpread(cpu('rate1000'), cpu('off'))),
+  });
+}
+console.log(`\nserver.infer() on the tiny ONNX model (inline), tracing OFF on two servers (the A/A) and TIMESTAMPS at trace_rate 1000, ${MODEL_CALLS_PER_ROUND} calls per round, medians (ratios: median (min–max)) of ${ROUNDS} alternating rounds`);
+table(modelRows);
+await Promise.all([first.stop(), second.stop()]);
+await rm(repository, { recursive: true, force: true });
 await rm(directory, { recursive: true, force: true });
