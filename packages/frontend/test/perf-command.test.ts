@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferenceServer } from '@tritium/core';
 import { startGrpcFrontend, startHttpFrontend, type RunningFrontend } from '@tritium/frontend';
+import { HttpPerfClient } from '../src/perf/http-perf-client.js';
 import { InProcessClient } from '../src/perf/inprocess-client.js';
 import { measureLevel } from '../src/perf/measurement.js';
 import { perfMain } from '../src/perf/perf-command.js';
@@ -293,5 +294,20 @@ describe('tritium perf on a decoupled model', () => {
       await client.close();
       await repo.remove();
     }
+  });
+});
+
+describe("tritium perf's HTTP requests", () => {
+  it("write each datatype's data as Triton's JSON takes it: BOOL as true/false, 64-bit integers exact, BYTES as strings", () => {
+    const { body } = new HttpPerfClient('127.0.0.1:8000').prepare('m', undefined, {
+      FLAG: { datatype: 'BOOL', shape: [2], data: new Uint8Array([1, 0]) },
+      BIG: { datatype: 'INT64', shape: [2], data: new BigInt64Array([9007199254740993n, -2n]) },
+      TEXT: { datatype: 'BYTES', shape: [1], data: [Buffer.from('hi "you"')] },
+      HALF: { datatype: 'FP16', shape: [1], data: new Uint16Array([0x3c00]) },
+    });
+    expect(body.toString()).toBe(
+      '{"inputs":[{"name":"FLAG","datatype":"BOOL","shape":[2],"data":[true,false]},{"name":"BIG","datatype":"INT64","shape":[2],"data":[9007199254740993,-2]},' +
+        '{"name":"TEXT","datatype":"BYTES","shape":[1],"data":["hi \\"you\\""]},{"name":"HALF","datatype":"FP16","shape":[1],"data":[1]}]}',
+    );
   });
 });

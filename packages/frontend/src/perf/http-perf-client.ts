@@ -1,5 +1,5 @@
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { bytesElementToString, fromBf16, fromFp16, type Tensor } from '@tritium/core';
+import { jsonDataText } from '../http/json-tensor-data.js';
 import type { SharedMemoryInputs, SharedMemoryPlacement } from './shared-memory-inputs.js';
 import { modelDescription, totalStatistics, type ClientTimes, type ModelDescription, type PerfClient, type RequestInputs, type SequenceStep } from './perf-client.js';
 
@@ -28,13 +28,16 @@ export class HttpPerfClient implements PerfClient<PreparedHttp> {
   }
 
   prepare(model: string, version: string | undefined, inputs: RequestInputs, placement?: SharedMemoryPlacement): PreparedHttp {
-    const json = JSON.stringify(Object.entries(inputs).map(([name, tensor]) => {
+    const entries = Object.entries(inputs).map(([name, tensor]) => {
       const span = placement?.[name];
-      const source = span
-        ? { parameters: { shared_memory_region: span.region, shared_memory_offset: span.offset, shared_memory_byte_size: span.byteSize } }
-        : { data: jsonData(tensor) };
-      return { name, datatype: tensor.datatype, shape: tensor.shape, ...source };
-    }));
+      if (span) {
+        const parameters = { shared_memory_region: span.region, shared_memory_offset: span.offset, shared_memory_byte_size: span.byteSize };
+        return JSON.stringify({ name, datatype: tensor.datatype, shape: tensor.shape, parameters });
+      }
+      // As Triton's JSON takes them: BOOL as true/false, 64-bit integers exact, BYTES as strings.
+      return `${JSON.stringify({ name, datatype: tensor.datatype, shape: tensor.shape }).slice(0, -1)},"data":${jsonDataText(tensor)}}`;
+    });
+    const json = `[${entries.join(',')}]`;
     return { path: `${modelPath(model, version)}/infer`, inputs: json, body: Buffer.from(`{"inputs":${json}}`) };
   }
 
@@ -111,15 +114,6 @@ export function hostAndPort(url: string, defaultPort: number): [string, number] 
 
 function modelPath(model: string, version?: string): string {
   return `/v2/models/${encodeURIComponent(model)}${version === undefined ? '' : `/versions/${encodeURIComponent(version)}`}`;
-}
-
-/** The tensor's elements as JSON takes them: 64-bit integers as numbers, BYTES as strings, half floats as values. */
-function jsonData(tensor: Tensor): unknown[] {
-  if (tensor.datatype === 'BYTES') return (tensor.data as Tensor<'BYTES'>['data']).map(bytesElementToString);
-  // FP16 and BF16 are held as bit patterns; JSON carries their values.
-  if (tensor.datatype === 'FP16') return Array.from(fromFp16(tensor.data as Uint16Array));
-  if (tensor.datatype === 'BF16') return Array.from(fromBf16(tensor.data as Uint16Array));
-  return Array.from(tensor.data as ArrayLike<number | bigint>, Number);
 }
 
 function readBody(res: IncomingMessage): Promise<string> {
