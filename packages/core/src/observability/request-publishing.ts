@@ -114,8 +114,9 @@ export function publishQueue(request: ObservedRequest & { readonly inputs: Reado
 }
 
 /**
- * compute:start or compute:end for each request of an execution; returns the execution,
- * for its other end. `results`: what the execution returned (compute:end), by request.
+ * A compute stage (`channel`) for each request of an execution that it is heard for;
+ * returns the execution's view (made when first heard), for its other stages. `results`:
+ * what the execution returned (compute:end), by request.
  */
 export function publishCompute(channel: Channel, requests: readonly ExecutedRequest[], time: number, execution?: ExecutionView, results?: ExecuteResult | void): ExecutionView | undefined {
   const stage = COMPUTE_STAGES.get(channel)!;
