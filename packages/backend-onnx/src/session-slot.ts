@@ -74,9 +74,9 @@ export class SessionSlot {
   /**
    * Releases the session now. The server calls this once the instance's executions
    * have returned, or when one outlived the exit timeout: then this ends it where it
-   * can (a pool thread left without sessions is terminated and the pending run fails
-   * UNAVAILABLE; one still hosting other sessions finishes the run, whose answer no one
-   * awaits). A session still being opened is waited for and released too.
+   * can (the pending run fails UNAVAILABLE; a pool thread left without sessions ends
+   * once the run returns, and one still hosting other sessions finishes it, its answer
+   * awaited by no one). A session still being opened is waited for and released too.
    */
   async release(): Promise<void> {
     this.released = true;

@@ -60,15 +60,18 @@ interface SizeBand {
  * whose runs take WIDE_FROM_MICROSECONDS or more on one thread widens the model first
  * (`widenTo`): its pooled sessions get the cores as intra-op threads, every band not
  * inline is measured again on them, and the inline session gets them too once a band
- * measured so goes inline. Each band is decided once. `reason` says where
- * the model runs and why, for its state.
+ * measured so goes inline. A band on the pool goes on being measured, window after window,
+ * and goes inline once a window says it fits: a machine busy when a size was first measured
+ * does not keep it off the loop for good. A band inline stays so. `reason` says where the
+ * model runs and why, for its state.
  */
 export class ThreadChoice {
   private readonly bands = new Map<number, SizeBand>();
   /** Intra-op threads once widened; undefined: sessions keep the ones they opened with. */
   private wideThreads: number | undefined;
-  /** Why the model was widened, or why the last band went to the pool. */
+  /** Why the model was widened, or why the last band went to the pool; and that band. */
   private workerWhy = '';
+  private workerWhyBand: number | undefined;
   private inlineWhy = '';
   /** Set when the model's inline session could not be opened: every band stays on the pool. */
   private inlineRefused: string | undefined;
@@ -122,9 +125,9 @@ export class ThreadChoice {
     return this.bands.get(bandOf(inputBytes))?.inline === true && this.inlineRefused === undefined;
   }
 
-  /** Whether runs of this size are still being measured. */
+  /** Whether runs of this size are measured: every size not inline, under "auto". */
   measures(inputBytes: number): boolean {
-    return this.requested === 'auto' && this.bands.get(bandOf(inputBytes))?.inline === undefined;
+    return this.requested === 'auto' && this.bands.get(bandOf(inputBytes))?.inline !== true;
   }
 
   /** Records one measured worker run (after its session's warm-up); decides its size's place once enough are in. */
@@ -133,29 +136,48 @@ export class ThreadChoice {
     const key = bandOf(sample.inputBytes);
     let band = this.bands.get(key);
     if (!band) this.bands.set(key, (band = { runs: [], handoffs: [] }));
-    if (band.inline !== undefined) return;
+    if (band.inline) return;
     band.runs.push(sample.runMicroseconds);
     band.handoffs.push(sample.handoffMicroseconds);
     if (band.runs.length < MEASURED_RUNS) return;
     const run = quantile(band.runs, 0.25);
     const handoff = quantile(band.handoffs, 0.5);
+    // The next window starts afresh.
+    band.runs.length = 0;
+    band.handoffs.length = 0;
     const measured = `${sizeName(key)} of input: run ${run.toFixed(0)} µs in onnxruntime (lower quartile), handoff to a worker ${handoff.toFixed(0)} µs (median)`;
+    if (band.inline === false) {
+      // On the pool already: it moves only when this window says it fits the loop.
+      if (!this.fitsInline(run, handoff)) return;
+      // The pool's reason was this size's: it no longer holds.
+      if (this.workerWhyBand === key) this.workerWhy = '';
+      return this.goInline(band, measured);
+    }
     if (this.wideThreads === undefined && this.widenTo !== undefined && run >= WIDE_FROM_MICROSECONDS) {
       // Every size on the pool is measured again on the wider sessions; those inline stay so.
       this.wideThreads = this.widenTo;
       for (const [other, { inline }] of this.bands) if (!inline) this.bands.delete(other);
       this.workerWhy = `runs long enough to split (${measured})`;
-    } else if (this.wideThreads === undefined && run >= handoff) {
-      band.inline = false;
-      this.workerWhy = `a run costs more than the handoff (${measured})`;
-    } else if (run >= INLINE_MAX_MICROSECONDS) {
-      band.inline = false;
-      this.workerWhy = `runs too long to hold the event loop (${measured})`;
+      this.workerWhyBand = key;
+    } else if (this.fitsInline(run, handoff)) {
+      return this.goInline(band, measured);
     } else {
-      band.inline = true;
-      band.wide = this.wideThreads !== undefined;
-      this.inlineWhy = `${this.wideThreads === undefined ? 'a run costs less than the handoff to a worker' : 'a run is short enough for the event loop'} (${measured})`;
+      band.inline = false;
+      this.workerWhy = this.wideThreads === undefined && run >= handoff ? `a run costs more than the handoff (${measured})` : `runs too long to hold the event loop (${measured})`;
+      this.workerWhyBand = key;
     }
+    this.decided();
+  }
+
+  /** Inline: a run short enough for the loop and, on one intra-op thread, cheaper than the handoff. */
+  private fitsInline(run: number, handoff: number): boolean {
+    return run < INLINE_MAX_MICROSECONDS && (this.wideThreads !== undefined || run < handoff);
+  }
+
+  private goInline(band: SizeBand, measured: string): void {
+    band.inline = true;
+    band.wide = this.wideThreads !== undefined;
+    this.inlineWhy = `${this.wideThreads === undefined ? 'a run costs less than the handoff to a worker' : 'a run is short enough for the event loop'} (${measured})`;
     this.decided();
   }
 
