@@ -13,7 +13,8 @@ export default class LongFileReporter implements Reporter {
   private readonly running = new Map<string, { started: number; test?: string }>();
   private readonly timer = setInterval(() => this.report(), CHECK_EVERY_MS).unref();
 
-  onTestModuleStart(module: TestModule): void {
+  // Queued: a fork began the file, before its imports (a file stuck loading is named too).
+  onTestModuleQueued(module: TestModule): void {
     this.running.set(module.moduleId, { started: Date.now() });
   }
 

@@ -119,8 +119,12 @@ async function release({ session: key }) {
 }
 
 async function exit() {
-  for (const key of [...sessions.keys()]) await release({ session: key });
-  process.exit(0);
+  try {
+    for (const key of [...sessions.keys()]) await release({ session: key }).catch(() => {});
+  } finally {
+    // Always: the event loop holds the process until this thread ends.
+    process.exit(0);
+  }
 }
 
 const operations = { open, run, release, exit };

@@ -28,6 +28,12 @@ export const WARMUP_RUNS = 4;
 /** Runs of one input size measured before "auto" decides where that size runs. */
 export const MEASURED_RUNS = 16;
 
+/**
+ * Windows of MEASURED_RUNS in a row that must fit the loop before a size on the pool moves
+ * inline: one window of a size close to the limit dips under it by chance sooner or later.
+ */
+export const FITTING_WINDOWS_TO_MOVE = 3;
+
 /** One measured worker run: its input's size, the model's own time in onnxruntime, and what the handoff added. */
 export interface RunSample {
   readonly inputBytes: number;
@@ -42,6 +48,8 @@ interface SizeBand {
   inline?: boolean;
   /** Decided inline on widened sessions: the inline session needs their intra-op threads too. */
   wide?: boolean;
+  /** On the pool: why, when it was sent there (the latest one's reason is the state's), and the windows in a row since that fit the loop. */
+  pool?: { readonly why: string; readonly order: number; fittingWindows: number };
 }
 
 /**
@@ -61,17 +69,19 @@ interface SizeBand {
  * (`widenTo`): its pooled sessions get the cores as intra-op threads, every band not
  * inline is measured again on them, and the inline session gets them too once a band
  * measured so goes inline. A band on the pool goes on being measured, window after window,
- * and goes inline once a window says it fits: a machine busy when a size was first measured
- * does not keep it off the loop for good. A band inline stays so. `reason` says where the
+ * and goes inline once FITTING_WINDOWS_TO_MOVE windows in a row say it fits: a machine busy
+ * when a size was first measured does not keep it off the loop for good. A band inline
+ * stays so. `reason` says where the
  * model runs and why, for its state.
  */
 export class ThreadChoice {
   private readonly bands = new Map<number, SizeBand>();
   /** Intra-op threads once widened; undefined: sessions keep the ones they opened with. */
   private wideThreads: number | undefined;
-  /** Why the model was widened, or why the last band went to the pool; and that band. */
-  private workerWhy = '';
-  private workerWhyBand: number | undefined;
+  /** Why the model was widened. */
+  private widenWhy = '';
+  /** Bands sent to the pool so far, to tell the latest. */
+  private poolDecisions = 0;
   private inlineWhy = '';
   /** Set when the model's inline session could not be opened: every band stays on the pool. */
   private inlineRefused: string | undefined;
@@ -146,25 +156,23 @@ export class ThreadChoice {
     band.runs.length = 0;
     band.handoffs.length = 0;
     const measured = `${sizeName(key)} of input: run ${run.toFixed(0)} µs in onnxruntime (lower quartile), handoff to a worker ${handoff.toFixed(0)} µs (median)`;
-    if (band.inline === false) {
-      // On the pool already: it moves only when this window says it fits the loop.
-      if (!this.fitsInline(run, handoff)) return;
-      // The pool's reason was this size's: it no longer holds.
-      if (this.workerWhyBand === key) this.workerWhy = '';
-      return this.goInline(band, measured);
+    if (band.pool) {
+      // On the pool already: it moves only when windows in a row say it fits the loop.
+      band.pool.fittingWindows = this.fitsInline(run, handoff) ? band.pool.fittingWindows + 1 : 0;
+      if (band.pool.fittingWindows >= FITTING_WINDOWS_TO_MOVE) this.goInline(band, measured);
+      return;
     }
     if (this.wideThreads === undefined && this.widenTo !== undefined && run >= WIDE_FROM_MICROSECONDS) {
       // Every size on the pool is measured again on the wider sessions; those inline stay so.
       this.wideThreads = this.widenTo;
       for (const [other, { inline }] of this.bands) if (!inline) this.bands.delete(other);
-      this.workerWhy = `runs long enough to split (${measured})`;
-      this.workerWhyBand = key;
+      this.widenWhy = `runs long enough to split (${measured})`;
     } else if (this.fitsInline(run, handoff)) {
       return this.goInline(band, measured);
     } else {
       band.inline = false;
-      this.workerWhy = this.wideThreads === undefined && run >= handoff ? `a run costs more than the handoff (${measured})` : `runs too long to hold the event loop (${measured})`;
-      this.workerWhyBand = key;
+      const why = this.wideThreads === undefined && run >= handoff ? `a run costs more than the handoff (${measured})` : `runs too long to hold the event loop (${measured})`;
+      band.pool = { why, order: ++this.poolDecisions, fittingWindows: 0 };
     }
     this.decided();
   }
@@ -176,6 +184,7 @@ export class ThreadChoice {
 
   private goInline(band: SizeBand, measured: string): void {
     band.inline = true;
+    band.pool = undefined;
     band.wide = this.wideThreads !== undefined;
     this.inlineWhy = `${this.wideThreads === undefined ? 'a run costs less than the handoff to a worker' : 'a run is short enough for the event loop'} (${measured})`;
     this.decided();
@@ -193,7 +202,11 @@ export class ThreadChoice {
     if (this.inlineRefused !== undefined) parts.push(`never inline: ${this.inlineRefused}`);
     else if (inline.length > 0) parts.push(`inline for ${inline.sort((a, b) => a - b).map(sizeName).join(', ')} of input: ${this.inlineWhy}`);
     const workers = this.wideThreads === undefined ? 'worker threads' : `worker threads with ${this.wideThreads} intra-op threads per session`;
-    parts.push(`${workers} for ${inline.length > 0 && this.inlineRefused === undefined ? 'other sizes' : 'every size'}${this.workerWhy ? `: ${this.workerWhy}` : ''}`);
+    // Why the latest size still on the pool went there; else why the model was widened.
+    let latest: SizeBand['pool'];
+    for (const { pool } of this.bands.values()) if (pool && (!latest || pool.order > latest.order)) latest = pool;
+    const why = latest?.why ?? this.widenWhy;
+    parts.push(`${workers} for ${inline.length > 0 && this.inlineRefused === undefined ? 'other sizes' : 'every size'}${why ? `: ${why}` : ''}`);
     this.reason = `auto, ${parts.join('; ')}`;
     this.onDecided(this.reason);
   }

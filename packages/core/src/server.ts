@@ -332,8 +332,8 @@ export class InferenceServer extends EventEmitter<ServerEvents> implements Model
    * Changes the global trace settings, or `model`'s own (null clears one: the global value
    * applies again), and answers the settings in force. An unknown setting or a bad value is
    * INVALID_ARG naming it, as is a change that leaves tracing on with no file or a rate of
-   * 0; nothing changes then. Tracing subscribes to the request channels only while some
-   * setting's level is not OFF.
+   * 0; nothing changes then. Tracing observes requests only while some setting's level is
+   * not OFF.
    */
   updateTraceSettings(changes: TraceSettingChanges, model?: string): TraceSettings {
     if (model !== undefined) this.assertTraceModel(model);

@@ -7,7 +7,8 @@ import type { Tensor } from '../tensor/tensor.js';
  * Tritium's request lifecycle on `node:diagnostics_channel`, named as undici names its
  * own (`undici:request:create`): an application's APM subscribes by name, with no server
  * option. Channels are global by name, so every copy of core (ESM and CJS) publishes to
- * the same ones. Publishers check `hasSubscribers` first: with no subscriber no message is built.
+ * the same ones. Publishers check first whether anyone hears a stage (request-publishing.ts):
+ * with no subscriber and no core observer following the request, no message is built.
  */
 export const REQUEST_CHANNELS = {
   /** Triton's REQUEST_START: the server took the request (or refused it at the door). */

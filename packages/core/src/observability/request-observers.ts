@@ -35,11 +35,28 @@ export function followersOf(message: RequestStageMessage): RequestObserver[] | u
   return followers;
 }
 
-/** Registers an observer while `on`, and only then: with none, the request path pays one check per stage. */
+/**
+ * Registers an observer while `on`, and only then: with none, the request path pays one
+ * check per stage. Unregistered, it hears nothing more, not even the later stages of the
+ * requests it followed.
+ */
 export class RequestObserverRegistration {
   private registered = false;
+  private readonly observer: RequestObserver;
 
-  constructor(private readonly observer: RequestObserver) {}
+  constructor(observer: RequestObserver) {
+    const whileOn = <M>(listener: ((message: M) => void) | undefined) => listener && ((message: M) => void (this.registered && listener(message)));
+    this.observer = {
+      start: (message) => this.registered && observer.start(message),
+      queue: whileOn(observer.queue),
+      computeStart: whileOn(observer.computeStart),
+      computeInputEnd: whileOn(observer.computeInputEnd),
+      computeOutputStart: whileOn(observer.computeOutputStart),
+      computeEnd: whileOn(observer.computeEnd),
+      error: whileOn(observer.error),
+      end: whileOn(observer.end),
+    };
+  }
 
   set(on: boolean): void {
     if (on === this.registered) return;

@@ -61,8 +61,9 @@ export class InferenceRequest implements BackendRequest, ResponseOwner, Observed
    * V8 then allocated them straight into the old generation (a third of a batching run's time in GC).
    */
   withdraw: ((request: InferenceRequest) => void) | undefined = undefined;
-  /** What the request channels report it as; made only when a channel has a subscriber. */
+  /** What the request channels and observers report it as; made only when someone observes requests. */
   channelView: RequestView | undefined = undefined;
+  /** The core observers (tracers) that follow the request, chosen at its start. */
   observers: RequestObserver[] | undefined = undefined;
   private cancelled = false;
   private cancelListeners: Set<() => void> | undefined = undefined;

@@ -55,6 +55,16 @@ describe('request observers (core tracers decide at the door)', () => {
     expect(parents).toEqual([undefined, 'ens', 'ens']);
   });
 
+  it('hear nothing more once unregistered, not even the later stages of a request they followed', async () => {
+    const server = await fx.start({ m: { config: testConfig({ maxBatchSize: 8 }) } });
+    const heard = recorder(() => true);
+    const answer = server.infer('m', { inputs: row(1), id: 'slow', parameters: { delay_ms: 100 } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    registrations.splice(0).forEach((registration) => registration.set(false));
+    await answer;
+    expect(heard).toEqual(['m/slow:start', 'm/slow:queue', 'm/slow:computeStart']);
+  });
+
   it('count while registered, and only then', () => {
     expect(isObservingRequests()).toBe(false);
     recorder(() => false);
