@@ -71,8 +71,7 @@ interface SizeBand {
  * measured so goes inline. A band on the pool goes on being measured, window after window,
  * and goes inline once FITTING_WINDOWS_TO_MOVE windows in a row say it fits: a machine busy
  * when a size was first measured does not keep it off the loop for good. A band inline
- * stays so. `reason` says where the
- * model runs and why, for its state.
+ * stays so. `reason` says where the model runs and why, for its state.
  */
 export class ThreadChoice {
   private readonly bands = new Map<number, SizeBand>();
