@@ -35,8 +35,8 @@ interface Trace {
  * Triton-mode tracing of one server's requests, a request observer (request-observers.ts):
  * it observes only while some trace setting traces, so with tracing off the request path
  * pays one check per stage, and it follows only the requests it samples. A request is
- * sampled when it starts, by the setting for its model; an ensemble's steps and BLS calls are traced with it, as child
- * traces naming it in `parent_id`. The caller's activities (a frontend's HTTP_RECV_START,
+ * sampled when it starts, by the setting for its model; an ensemble's steps and BLS calls
+ * are traced with it, as child traces naming it in `parent_id`. The caller's activities (a frontend's HTTP_RECV_START,
  * …, on the request's CallerTrace) go into its trace as Triton's frontends write them:
  * those stamped before the request started ahead of its entries, the rest after its
  * REQUEST_END. A trace is collected when its request ends and its caller has ended.
