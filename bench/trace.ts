@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onnxBackend } from '@tritium/backend-onnx';
 import { InferenceServer, type TraceSettingChanges } from '@tritium/core';
-import { alternateRounds, formatSpread, measureRate, median, ratioSpread, table } from './measure.js';
+import { alternateRounds, formatSpread, measureLatency, measureRate, median, ratioSpread, table } from './measure.js';
 import { benchRepository, noopServing } from './noop-backend.js';
 import { copyOnnxModel, onnxConfig } from './tiny-onnx.js';
 
@@ -89,10 +89,8 @@ const tinyInput = { INPUT0: { datatype: 'FP32', shape: [1, 1], data: new Float32
 const modelAt = (server: InferenceServer, level: 'OFF' | 'TIMESTAMPS', callers: number) => async () => {
   server.updateTraceSettings({ ...traced, trace_level: [level], trace_rate: 1000 });
   try {
-    const cpu = process.cpuUsage();
-    const { usPerRequest } = await measureRate(() => server.infer('tiny', { inputs: tinyInput }), MODEL_CALLS_PER_ROUND, callers);
-    const { user, system } = process.cpuUsage(cpu);
-    return { wall: usPerRequest, cpu: (user + system) / MODEL_CALLS_PER_ROUND };
+    const { requestsPerSecond, cpuUsPerRequest } = await measureLatency(() => server.infer('tiny', { inputs: tinyInput }), MODEL_CALLS_PER_ROUND, callers);
+    return { wall: 1e6 / requestsPerSecond, cpu: cpuUsPerRequest };
   } finally {
     server.updateTraceSettings({ trace_level: ['OFF'] });
   }

@@ -35,28 +35,22 @@ export function followersOf(message: RequestStageMessage): RequestObserver[] | u
   return followers;
 }
 
+/** The stages past a request's start, each a method of RequestObserver. */
+export type LaterStage = Exclude<keyof RequestObserver, 'start'>;
+
 /**
- * Registers an observer while `on`, and only then: with none, the request path pays one
- * check per stage. Unregistered, it hears nothing more, not even the later stages of the
- * requests it followed.
+ * Hands a later stage's message to the observers that followed its request, those still
+ * registered: one switched off (tracing off) hears nothing more, not even requests it followed.
  */
+export function tellFollowers<S extends LaterStage>(followers: readonly RequestObserver[], stage: S, message: Parameters<NonNullable<RequestObserver[S]>>[0]): void {
+  for (const observer of followers) if (observers.has(observer)) (observer[stage] as ((message: unknown) => void) | undefined)?.(message);
+}
+
+/** Registers an observer while `on`, and only then: with none, the request path pays one check per stage. */
 export class RequestObserverRegistration {
   private registered = false;
-  private readonly observer: RequestObserver;
 
-  constructor(observer: RequestObserver) {
-    const whileOn = <M>(listener: ((message: M) => void) | undefined) => listener && ((message: M) => void (this.registered && listener(message)));
-    this.observer = {
-      start: (message) => this.registered && observer.start(message),
-      queue: whileOn(observer.queue),
-      computeStart: whileOn(observer.computeStart),
-      computeInputEnd: whileOn(observer.computeInputEnd),
-      computeOutputStart: whileOn(observer.computeOutputStart),
-      computeEnd: whileOn(observer.computeEnd),
-      error: whileOn(observer.error),
-      end: whileOn(observer.end),
-    };
-  }
+  constructor(private readonly observer: RequestObserver) {}
 
   set(on: boolean): void {
     if (on === this.registered) return;

@@ -20,7 +20,7 @@ import {
   type RequestQueueMessage,
   type RequestView,
 } from './request-channels.js';
-import { followersOf, isObservingRequests, type RequestObserver } from './request-observers.js';
+import { followersOf, isObservingRequests, tellFollowers, type RequestObserver } from './request-observers.js';
 
 /**
  * Builds and publishes the request channels' messages (request-channels.ts), and hands
@@ -110,7 +110,7 @@ export function publishStart(request: ObservedRequest, server: object): void {
 export function publishQueue(request: ObservedRequest & { readonly inputs: Readonly<Record<string, Tensor>> }): void {
   const message: RequestQueueMessage = { request: viewOf(request), time: performance.now(), inputs: request.inputs };
   if (requestQueueChannel.hasSubscribers) requestQueueChannel.publish(message);
-  if (request.observers) for (const observer of request.observers) observer.queue?.(message);
+  if (request.observers) tellFollowers(request.observers, 'queue', message);
 }
 
 /**
@@ -125,7 +125,7 @@ export function publishCompute(channel: Channel, requests: readonly ExecutedRequ
     const result = results?.[i];
     const message: RequestComputeMessage = { request: viewOf(observed), time, execution: (execution ??= executionOf(requests)), outputs: result instanceof Error ? undefined : result };
     if (channel.hasSubscribers) channel.publish(message);
-    if (observed.observers) for (const observer of observed.observers) observer[stage]?.(message);
+    if (observed.observers) tellFollowers(observed.observers, stage, message);
   }
   return execution;
 }
@@ -137,7 +137,7 @@ export function publishEnd(request: ObservedRequest, error: InferenceError | und
   if (error && (requestErrorChannel.hasSubscribers || observers)) {
     const message = { request: view, time, error };
     if (requestErrorChannel.hasSubscribers) requestErrorChannel.publish(message);
-    if (observers) for (const observer of observers) observer.error?.(message);
+    if (observers) tellFollowers(observers, 'error', message);
   }
   if (!requestEndChannel.hasSubscribers && !observers) return;
   const executed = !cached && request.executeStart > 0;
@@ -151,7 +151,7 @@ export function publishEnd(request: ObservedRequest, error: InferenceError | und
     computeMs: executed ? time - request.executeStart : undefined,
   };
   if (requestEndChannel.hasSubscribers) requestEndChannel.publish(message);
-  if (observers) for (const observer of observers) observer.end?.(message);
+  if (observers) tellFollowers(observers, 'end', message);
 }
 
 /**
