@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { InferenceError } from '@tritium/core/backend';
 import { join } from 'node:path';
 import { BindingSession } from './binding-session.js';
-import { loopTurnOverdue, nextTurn } from './loop-turn.js';
+import { turnIfDue } from './loop-turn.js';
 import type { OnnxSession, RunResult, TensorPayload } from './onnx-session.js';
 import { openSession, type SessionSpec } from './session.js';
 import type { ThreadChoice } from './thread-choice.js';
@@ -52,7 +52,8 @@ export class InlineLane {
    * replaced.
    */
   async run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
-    if (loopTurnOverdue()) await nextTurn();
+    const turn = turnIfDue();
+    if (turn) await turn;
     if (!this.current) throw new InferenceError('UNAVAILABLE', `model '${this.spec.modelName}': its inline session was released`);
     return this.current.run(feeds, fetches);
   }

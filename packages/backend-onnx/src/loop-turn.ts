@@ -16,7 +16,7 @@ const turned = () => (queuedAt = undefined);
  * true once LOOP_SLICE_MILLISECONDS have passed since a run found the loop had turned.
  * One setImmediate per turn, not per run.
  */
-export function loopTurnOverdue(): boolean {
+function loopTurnOverdue(): boolean {
   const now = performance.now();
   if (queuedAt === undefined) {
     queuedAt = now;
@@ -26,7 +26,13 @@ export function loopTurnOverdue(): boolean {
   return now - queuedAt > LOOP_SLICE_MILLISECONDS;
 }
 
-/** Resolves after the event loop's next turn (its check phase). */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/**
+ * Before a synchronous run: undefined while the loop's current slice lasts, else a
+ * promise of the loop's next turn in which a slice is left. Runs that waited for the
+ * same turn resume in one check phase, so each checks again: they share the new slice
+ * rather than all running in it.
+ */
+export function turnIfDue(): Promise<void> | undefined {
+  if (!loopTurnOverdue()) return undefined;
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => turnIfDue());
 }

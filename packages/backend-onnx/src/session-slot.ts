@@ -56,7 +56,11 @@ export class SessionSlot {
     const inputBytes = bytesOf(feeds);
     if (this.lane?.ready && this.choice.runsInline(inputBytes)) {
       this.lastThread = 'inline';
-      return this.lane.run(feeds, fetches);
+      if (!this.choice.timesInline(inputBytes)) return this.lane.run(feeds, fetches);
+      return this.lane.run(feeds, fetches).then((result) => {
+        this.choice.recordInline(inputBytes, result.runMicroseconds);
+        return result;
+      });
     }
     this.lastThread = 'worker';
     const session = this.current;

@@ -13,6 +13,15 @@ export const EXECUTION_THREAD_PARAMETER = 'execution_thread';
 export const INLINE_MAX_MICROSECONDS = 400;
 
 /**
+ * Longest run (lower quartile, timed on the event loop) "auto" lets hold the loop: three
+ * quarters of a 2 ms loop-delay budget, the loop turning between runs. A size whose runs
+ * measure too long for INLINE_MAX_MICROSECONDS on the pool, but under twice this, is timed
+ * inline once before it is decided: a pool thread's intra-op threads sleep between
+ * operators, so a run there can take half as long again as the same run inline.
+ */
+export const LOOP_HOLD_MAX_MICROSECONDS = 1500;
+
+/**
  * Shortest run (lower quartile, on one intra-op thread) for which "auto" gives a
  * model's sessions the machine's cores as intra-op threads: long enough that
  * onnxruntime splits its operators and a woken thread's ~10 µs is small beside the run.
@@ -50,6 +59,10 @@ interface SizeBand {
   wide?: boolean;
   /** On the pool: why, when it was sent there (the latest one's reason is the state's), and the windows in a row since that fit the loop. */
   pool?: { readonly why: string; readonly order: number; fittingWindows: number };
+  /** Being timed inline: its runs there (after the warm-up ones), and the pool's round trip (run and handoff, as measured) they must beat. */
+  trial?: { readonly runs: number[]; warmUps: number; readonly poolRoundTrip: number; readonly measured: string };
+  /** Timed inline once already: not again. */
+  tried?: boolean;
 }
 
 /**
@@ -68,10 +81,13 @@ interface SizeBand {
  * whose runs take WIDE_FROM_MICROSECONDS or more on one thread widens the model first
  * (`widenTo`): its pooled sessions get the cores as intra-op threads, every band not
  * inline is measured again on them, and the inline session gets them too once a band
- * measured so goes inline. A band on the pool goes on being measured, window after window,
- * and goes inline once FITTING_WINDOWS_TO_MOVE windows in a row say it fits: a machine busy
- * when a size was first measured does not keep it off the loop for good. A band inline
- * stays so. `reason` says where the model runs and why, for its state.
+ * measured so goes inline. A band too long for that on the pool, but short enough that it
+ * may fit the loop, is timed inline for a window (a trial, once per band): it stays inline
+ * when its run there fits LOOP_HOLD_MAX_MICROSECONDS and beats the pool's round trip. A
+ * band on the pool goes on being measured, window after window, and goes inline once
+ * FITTING_WINDOWS_TO_MOVE windows in a row say it fits: a machine busy when a size was
+ * first measured does not keep it off the loop for good. A band inline stays so. `reason`
+ * says where the model runs and why, for its state.
  */
 export class ThreadChoice {
   private readonly bands = new Map<number, SizeBand>();
@@ -118,20 +134,26 @@ export class ThreadChoice {
 
   /** The intra-op threads the inline session needs: the wider ones once a size measured on them runs inline. */
   get inlineIntraOpThreads(): number | undefined {
-    for (const band of this.bands.values()) if (band.inline && band.wide) return this.wideThreads;
+    for (const band of this.bands.values()) if ((band.inline || band.trial) && band.wide) return this.wideThreads;
     return undefined;
   }
 
   /** Whether some size runs inline: the model's shared inline session is wanted. */
   get wantsInline(): boolean {
     if (this.inlineRefused !== undefined) return false;
-    for (const band of this.bands.values()) if (band.inline) return true;
+    for (const band of this.bands.values()) if (band.inline || band.trial) return true;
     return false;
   }
 
-  /** Whether a run with this many bytes of input goes to the inline session. */
+  /** Whether a run with this many bytes of input goes to the inline session: its size runs there, or is timed there. */
   runsInline(inputBytes: number): boolean {
-    return this.bands.get(bandOf(inputBytes))?.inline === true && this.inlineRefused === undefined;
+    const band = this.bands.get(bandOf(inputBytes));
+    return (band?.inline === true || band?.trial !== undefined) && this.inlineRefused === undefined;
+  }
+
+  /** Whether runs of this size are being timed inline: recordInline() wants their times. */
+  timesInline(inputBytes: number): boolean {
+    return this.bands.get(bandOf(inputBytes))?.trial !== undefined;
   }
 
   /** Whether runs of this size are measured: every size not inline, under "auto". */
@@ -145,7 +167,8 @@ export class ThreadChoice {
     const key = bandOf(sample.inputBytes);
     let band = this.bands.get(key);
     if (!band) this.bands.set(key, (band = { runs: [], handoffs: [] }));
-    if (band.inline) return;
+    // A trial's size still runs on the pool until the inline session opens: those runs tell nothing new.
+    if (band.inline || band.trial) return;
     band.runs.push(sample.runMicroseconds);
     band.handoffs.push(sample.handoffMicroseconds);
     if (band.runs.length < MEASURED_RUNS) return;
@@ -159,6 +182,7 @@ export class ThreadChoice {
       // On the pool already: it moves only when windows in a row say it fits the loop.
       band.pool.fittingWindows = this.fitsInline(run, handoff) ? band.pool.fittingWindows + 1 : 0;
       if (band.pool.fittingWindows >= FITTING_WINDOWS_TO_MOVE) this.goInline(band, measured);
+      else if (this.mayTry(band, run)) this.startTrial(band, run + handoff, measured);
       return;
     }
     if (this.wideThreads === undefined && this.widenTo !== undefined && run >= WIDE_FROM_MICROSECONDS) {
@@ -168,6 +192,8 @@ export class ThreadChoice {
       this.widenWhy = `runs long enough to split (${measured})`;
     } else if (this.fitsInline(run, handoff)) {
       return this.goInline(band, measured);
+    } else if (this.mayTry(band, run)) {
+      return this.startTrial(band, run + handoff, measured);
     } else {
       band.inline = false;
       const why = this.wideThreads === undefined && run >= handoff ? `a run costs more than the handoff (${measured})` : `runs too long to hold the event loop (${measured})`;
@@ -176,36 +202,95 @@ export class ThreadChoice {
     this.decided();
   }
 
+  /**
+   * Records one run of a size being timed inline (its time on the loop, undefined where
+   * the inline session cannot time it); decides the size once a window is in.
+   */
+  recordInline(inputBytes: number, runMicroseconds: number | undefined): void {
+    const band = this.bands.get(bandOf(inputBytes));
+    if (!band?.trial) return;
+    const trial = band.trial;
+    // The inline session's first runs pay for warming up, as a pooled session's do.
+    if (trial.warmUps++ < WARMUP_RUNS) return;
+    if (runMicroseconds === undefined) return this.endTrial(band, `its inline session does not time its runs (${trial.measured})`);
+    trial.runs.push(runMicroseconds);
+    if (trial.runs.length < MEASURED_RUNS) return;
+    const run = quantile(trial.runs, 0.25);
+    const timed = `${trial.measured}; timed inline: run ${run.toFixed(0)} µs (lower quartile)`;
+    if (run > LOOP_HOLD_MAX_MICROSECONDS) return this.endTrial(band, `runs too long to hold the event loop (${timed})`);
+    if (run >= trial.poolRoundTrip) return this.endTrial(band, `the pool's round trip is shorter than a run inline (${timed}, round trip ${trial.poolRoundTrip.toFixed(0)} µs)`);
+    band.trial = undefined;
+    this.goInline(band, timed, 'a run timed inline fits the event loop and is shorter than the round trip to a worker');
+  }
+
+  /**
+   * Whether a size too long for the loop as measured on the pool is timed inline: once,
+   * when it may fit there, and on widened sessions only (on one intra-op thread the pool's
+   * threads are what run several at once, and a long run inline would take that away).
+   */
+  private mayTry(band: SizeBand, run: number): boolean {
+    return !band.tried && this.wideThreads !== undefined && this.inlineRefused === undefined && run < 2 * LOOP_HOLD_MAX_MICROSECONDS;
+  }
+
+  private startTrial(band: SizeBand, poolRoundTrip: number, measured: string): void {
+    band.tried = true;
+    band.pool = undefined;
+    band.wide = this.wideThreads !== undefined;
+    band.trial = { runs: [], warmUps: 0, poolRoundTrip, measured };
+    this.decided();
+  }
+
+  /** A trial that did not fit: the size goes back to the pool, measured there as before. */
+  private endTrial(band: SizeBand, why: string): void {
+    this.backToPool(band, why);
+    this.decided();
+  }
+
+  private backToPool(band: SizeBand, why: string): void {
+    band.trial = undefined;
+    band.inline = false;
+    band.pool = { why, order: ++this.poolDecisions, fittingWindows: 0 };
+  }
+
   /** Inline: a run short enough for the loop and, on one intra-op thread, cheaper than the handoff. */
   private fitsInline(run: number, handoff: number): boolean {
     return run < INLINE_MAX_MICROSECONDS && (this.wideThreads !== undefined || run < handoff);
   }
 
-  private goInline(band: SizeBand, measured: string): void {
+  private goInline(band: SizeBand, measured: string, why?: string): void {
     band.inline = true;
     band.pool = undefined;
     band.wide = this.wideThreads !== undefined;
-    this.inlineWhy = `${this.wideThreads === undefined ? 'a run costs less than the handoff to a worker' : 'a run is short enough for the event loop'} (${measured})`;
+    this.inlineWhy = `${why ?? (this.wideThreads === undefined ? 'a run costs less than the handoff to a worker' : 'a run is short enough for the event loop')} (${measured})`;
     this.decided();
   }
 
   /** The model's inline session could not be opened: every size stays on the pool. */
   refuseInline(why: string): void {
     this.inlineRefused = why;
+    for (const band of this.bands.values()) if (band.trial) this.backToPool(band, `never inline: ${why}`);
     this.decided();
   }
 
   private decided(): void {
-    const inline = [...this.bands].filter(([, band]) => band.inline).map(([key]) => key);
+    const sizesWhere = (wanted: (band: SizeBand) => unknown) =>
+      [...this.bands]
+        .filter(([, band]) => wanted(band))
+        .map(([key]) => key)
+        .sort((a, b) => a - b);
+    const inline = sizesWhere((band) => band.inline);
+    const timing = sizesWhere((band) => band.trial);
     const parts: string[] = [];
     if (this.inlineRefused !== undefined) parts.push(`never inline: ${this.inlineRefused}`);
-    else if (inline.length > 0) parts.push(`inline for ${inline.sort((a, b) => a - b).map(sizeName).join(', ')} of input: ${this.inlineWhy}`);
+    else if (inline.length > 0) parts.push(`inline for ${inline.map(sizeName).join(', ')} of input: ${this.inlineWhy}`);
+    if (timing.length > 0 && this.inlineRefused === undefined) parts.push(`timing ${timing.map(sizeName).join(', ')} of input inline before deciding`);
     const workers = this.wideThreads === undefined ? 'worker threads' : `worker threads with ${this.wideThreads} intra-op threads per session`;
     // Why the latest size still on the pool went there; else why the model was widened.
     let latest: SizeBand['pool'];
     for (const { pool } of this.bands.values()) if (pool && (!latest || pool.order > latest.order)) latest = pool;
     const why = latest?.why ?? this.widenWhy;
-    parts.push(`${workers} for ${inline.length > 0 && this.inlineRefused === undefined ? 'other sizes' : 'every size'}${why ? `: ${why}` : ''}`);
+    const others = inline.length + timing.length > 0 && this.inlineRefused === undefined;
+    parts.push(`${workers} for ${others ? 'other sizes' : 'every size'}${why ? `: ${why}` : ''}`);
     this.reason = `auto, ${parts.join('; ')}`;
     this.onDecided(this.reason);
   }

@@ -7,7 +7,7 @@ import { InferenceError, InferenceServer, validateModelConfig } from '@tritium/c
 import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
-import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS } from '../src/thread-choice.js';
+import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSECONDS, LOOP_HOLD_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS } from '../src/thread-choice.js';
 import { ExecutionPool } from '../src/execution-pool.js';
 import { BindingSession } from '../src/binding-session.js';
 import { InlineLane } from '../src/inline-lane.js';
@@ -117,7 +117,7 @@ describe('the thread choice', () => {
     return instance.thread;
   }
 
-  test('auto runs the tiny model inline after measuring it, a batch too large for the loop on the pool, and the MLP on the pool', async () => {
+  test('auto runs the tiny model inline after measuring it, a batch too large for the loop on the pool, and times the MLP\'s batch of 64 inline before deciding', async () => {
     const tiny = await loadDirect(backend, repo.current, 'tiny_auto', 'tiny');
     const mlp = await loadDirect(backend, repo.current, 'mlp_auto', 'mlp');
     try {
@@ -125,22 +125,38 @@ describe('the thread choice', () => {
       expect(instance.thread).toBe('worker');
       expect(await runUntilInline(instance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS)).toBe('inline');
       expect(outputsOf(await instance.execute([request(tinyInput(2), [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array([3]));
-      // 1 M rows (4 MiB) is a size of its own, measured on the pool: a run of milliseconds stays there.
-      const rows = 1 << 20;
+      // 2 M rows (8 MiB) is a size of its own, measured on the pool: a run of milliseconds stays there, untried inline.
+      const rows = 1 << 21;
       const big = { INPUT0: fp32(new Float32Array(rows).fill(1), [rows, 1]) };
       expect(await runMany(instance, big, WARMUP_RUNS + MEASURED_RUNS + 1)).toBe('worker');
-      expect(outputsOf(await instance.execute([request(big, [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array(rows).fill(2));
+      // Checked by hand: a deep equality over 2 M elements takes seconds.
+      const summed = outputsOf(await instance.execute([request(big, [])]))[0]!.OUTPUT0!.data as Float32Array;
+      expect([summed.length, summed.every((v) => v === 2)]).toEqual([rows, true]);
       // On a busy machine the tiny model's runs can measure 100 µs and more: it is widened first, then inline as short enough for the loop.
-      expect(tiny.model.description).toMatch(/auto, inline for 4 B–8 B of input: (a run costs less than the handoff to a worker|a run is short enough for the event loop) .*; worker threads (with \d+ intra-op threads per session )?for other sizes: [^;]*\(4 MiB–8 MiB of input/);
-      expect(await runMany(mlp.instances[0] as OnnxInstance, { INPUT0: fp32(mlpInput(64), [64, 256]) }, 2 * (WARMUP_RUNS + MEASURED_RUNS) + 1)).toBe('worker');
-      // The inline session opened from a graph optimized on a pool thread, whose file is gone.
-      expect(readdirSync(tmpdir()).filter((name) => name.startsWith('tritium-inline-'))).toEqual([]);
+      expect(tiny.model.description).toMatch(/auto, inline for 4 B–8 B of input: (a run costs less than the handoff to a worker|a run is short enough for the event loop) .*; worker threads (with \d+ intra-op threads per session )?for other sizes: [^;]*\(8 MiB–16 MiB of input/);
+      // The MLP's batch of 64 takes about a millisecond: timed inline once, it stays where that measure says.
+      const batch64 = { INPUT0: fp32(mlpInput(64), [64, 256]) };
+      const mlpInstance = mlp.instances[0] as OnnxInstance;
+      await runMany(mlpInstance, batch64, 2 * (WARMUP_RUNS + MEASURED_RUNS));
+      const described = () => mlp.model.description ?? '';
+      for (let i = 0; i < 100 && /timing 64 KiB–128 KiB of input inline/.test(described()); i++) await runMany(mlpInstance, batch64, 1);
+      const decided = await runMany(mlpInstance, batch64, 1);
+      const description = described();
+      if (/timed inline: run \d+ µs \(lower quartile\)/.test(description)) {
+        expect(description).toMatch(decided === 'inline' ? /inline for 64 KiB–128 KiB of input: a run timed inline fits the event loop/ : /worker threads .*for other sizes: (runs too long to hold the event loop|the pool's round trip is shorter than a run inline) \(64 KiB–128 KiB/);
+      } else {
+        // A machine so busy that the batch measured over twice the loop's budget on the pool: not tried inline.
+        const run = /runs too long to hold the event loop \(64 KiB–128 KiB of input: run (\d+) µs/.exec(description)?.[1];
+        expect([decided, Number(run) >= 2 * LOOP_HOLD_MAX_MICROSECONDS]).toEqual(['worker', true]);
+      }
     } finally {
       for (const loaded of [tiny, mlp]) {
         await Promise.all(loaded.instances.map((instance) => instance.finalize?.()));
         await loaded.model.finalize?.();
       }
     }
+    // The inline sessions opened from graphs optimized on a pool thread, whose files are gone.
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('tritium-inline-'))).toEqual([]);
   });
 
   test('inline runs go through onnxruntime-node\'s binding synchronously, and callers that resubmit at once still let the event loop turn', async () => {
@@ -210,13 +226,15 @@ describe('the thread choice', () => {
     const choice = new ThreadChoice('auto', (reason) => logged.push(reason), 2);
     // Widened by its first window, then measured on the wider sessions while the machine is busy: too long for the loop.
     measure(choice, 1024, WIDE_FROM_MICROSECONDS + 50, 40);
-    measure(choice, 65536, INLINE_MAX_MICROSECONDS + 1000, 100);
+    measure(choice, 65536, 2 * LOOP_HOLD_MAX_MICROSECONDS + 1000, 100);
+    // Too long for the loop as measured on the pool, but maybe not inline: timed there first, and too long there too.
     measure(choice, 1024, INLINE_MAX_MICROSECONDS + 10, 100);
+    timeInline(choice, 1024, LOOP_HOLD_MAX_MICROSECONDS + 100);
     expect([choice.runsInline(1024), choice.measures(1024)]).toEqual([false, true]);
-    expect(logged.at(-1)).toMatch(/for every size: runs too long to hold the event loop \(1 KiB–2 KiB of input/);
+    expect(logged.at(-1)).toMatch(/for every size: runs too long to hold the event loop \(1 KiB–2 KiB of input: run 410 µs .*; timed inline: run 1600 µs/);
     // Still busy: it stays, and nothing new is said.
     measure(choice, 1024, INLINE_MAX_MICROSECONDS + 200, 100);
-    expect([choice.runsInline(1024), logged.length]).toEqual([false, 3]);
+    expect([choice.runsInline(1024), choice.timesInline(1024), logged.length]).toEqual([false, false, 4]);
     // Fitting windows must come in a row: a busy one in between starts the count again.
     for (let i = 0; i < FITTING_WINDOWS_TO_MOVE - 1; i++) measure(choice, 1024, 150, 100);
     measure(choice, 1024, INLINE_MAX_MICROSECONDS + 200, 100);
@@ -231,13 +249,68 @@ describe('the thread choice', () => {
     expect(choice.runsInline(1024)).toBe(true);
   });
 
+  /** A choice whose model was widened to 2 intra-op threads by a first window of 1 KiB inputs. */
+  const widened = (onDecided?: (reason: string) => void) => {
+    const choice = new ThreadChoice('auto', onDecided, 2);
+    measure(choice, 1024, WIDE_FROM_MICROSECONDS + 50, 40);
+    return choice;
+  };
+
+  /** Feeds the choice a size's runs timed inline: the warm-up ones, then a window, all alike. */
+  const timeInline = (choice: ThreadChoice, inputBytes: number, run: number | undefined) => {
+    for (let i = 0; i < WARMUP_RUNS + MEASURED_RUNS; i++) choice.recordInline(inputBytes, run);
+  };
+
+  test('auto times inline a size too long for the loop as measured on the pool, and keeps it inline when it fits there and beats the round trip', () => {
+    const logged: string[] = [];
+    const choice = widened((reason) => logged.push(reason));
+    // A batch takes 1.7 ms on the pool's sleeping threads, 2 ms with the handoff.
+    measure(choice, 65536, 1700, 300);
+    expect([choice.timesInline(65536), choice.runsInline(65536), choice.wantsInline, choice.inlineIntraOpThreads]).toEqual([true, true, true, 2]);
+    expect(logged.at(-1)).toMatch(/^auto, timing 64 KiB–128 KiB of input inline before deciding; worker threads with 2 intra-op threads per session for other sizes/);
+    // Runs on the pool while the inline session opens change nothing; the warm-up runs inline do not count.
+    measure(choice, 65536, 5000, 300);
+    for (let i = 0; i < WARMUP_RUNS; i++) choice.recordInline(65536, 9000);
+    for (let i = 0; i < MEASURED_RUNS; i++) choice.recordInline(65536, 1200);
+    expect([choice.timesInline(65536), choice.runsInline(65536), choice.measures(65536)]).toEqual([false, true, false]);
+    expect(logged.at(-1)).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a run timed inline fits the event loop and is shorter than the round trip to a worker \(64 KiB–128 KiB of input: run 1700 µs .*; timed inline: run 1200 µs \(lower quartile\)\)/);
+
+    // Too long inline: back to the pool, and not timed again.
+    const long = widened();
+    measure(long, 65536, 1700, 300);
+    timeInline(long, 65536, LOOP_HOLD_MAX_MICROSECONDS + 1);
+    expect([long.runsInline(65536), long.timesInline(65536), long.wantsInline]).toEqual([false, false, false]);
+    expect(long.reason).toMatch(/for every size: runs too long to hold the event loop \(.*timed inline: run 1501 µs/);
+    measure(long, 65536, 1700, 300);
+    expect(long.timesInline(65536)).toBe(false);
+    // Fits the loop, but the pool's round trip (run and handoff, as measured) is shorter.
+    const quick = widened();
+    measure(quick, 65536, 700, 50);
+    timeInline(quick, 65536, 800);
+    expect([quick.runsInline(65536), quick.reason]).toEqual([false, expect.stringMatching(/the pool's round trip is shorter than a run inline \(.*run 800 µs \(lower quartile\), round trip 750 µs\)/)]);
+    // An inline session that does not time its runs (onnxruntime-web's public API) ends the trial.
+    const untimed = widened();
+    measure(untimed, 65536, 700, 2000);
+    timeInline(untimed, 65536, undefined);
+    expect([untimed.runsInline(65536), untimed.reason]).toEqual([false, expect.stringMatching(/its inline session does not time its runs/)]);
+    // An inline session that cannot be opened ends it too.
+    const refused = widened();
+    measure(refused, 65536, 700, 2000);
+    refused.refuseInline('its optimized model is 20 MiB');
+    expect([refused.runsInline(65536), refused.timesInline(65536), refused.wantsInline]).toEqual([false, false, false]);
+    // Not widened (one intra-op thread): the pool's threads are what run several at once, so a long size is not tried inline.
+    const narrow = new ThreadChoice('auto');
+    measure(narrow, 65536, 1700, 2000);
+    expect([narrow.timesInline(65536), narrow.runsInline(65536)]).toEqual([false, false]);
+  });
+
   test('auto widens a model whose runs are long enough to split, measures every size again on the wider sessions, and sends the short ones inline', () => {
     const choice = new ThreadChoice('auto', undefined, 4);
     measure(choice, 1024, WIDE_FROM_MICROSECONDS + 50, 40);
     expect([choice.intraOpThreads, choice.measures(1024), choice.wantsInline]).toEqual([4, true, false]);
     // On wider sessions a run above the handoff still runs inline when it fits the loop: the inline session has the cores too.
     measure(choice, 1024, WIDE_FROM_MICROSECONDS + 50, 40);
-    measure(choice, 65536, INLINE_MAX_MICROSECONDS + 100, 40);
+    measure(choice, 65536, 2 * LOOP_HOLD_MAX_MICROSECONDS + 100, 40);
     expect([choice.runsInline(1024), choice.runsInline(65536)]).toEqual([true, false]);
     expect(choice.reason).toMatch(/^auto, inline for 1 KiB–2 KiB of input: a run is short enough for the event loop .*; worker threads with 4 intra-op threads per session for other sizes/);
     // No widening offered (the config sets intra_op_thread_count, or one core): a run above the handoff stays on the pool.
