@@ -2,6 +2,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { InferenceError } from '@tritium/core/backend';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { BindingSession } from './binding-session.js';
 import { turnIfDue } from './loop-turn.js';
 import type { OnnxSession, RunResult, TensorPayload } from './onnx-session.js';
@@ -49,13 +50,18 @@ export class InlineLane {
   /**
    * Runs on the current session. A binding session's run ends before this returns, so a
    * session replaced by a wider one has no run left on it; only binding sessions are
-   * replaced.
+   * replaced. `timed`: the result tells how long the run held the event loop (a binding
+   * session's; the public API's runs are not timed, their own hop being part of them).
    */
-  async run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
+  async run(feeds: Record<string, TensorPayload>, fetches: readonly string[], timed = false): Promise<RunResult> {
     const turn = turnIfDue();
     if (turn) await turn;
-    if (!this.current) throw new InferenceError('UNAVAILABLE', `model '${this.spec.modelName}': its inline session was released`);
-    return this.current.run(feeds, fetches);
+    const session = this.current;
+    if (!session) throw new InferenceError('UNAVAILABLE', `model '${this.spec.modelName}': its inline session was released`);
+    if (!timed || !(session instanceof BindingSession)) return session.run(feeds, fetches);
+    const started = performance.now();
+    const { outputs } = session.run(feeds, fetches);
+    return { outputs, runMicroseconds: (performance.now() - started) * 1000 };
   }
 
   /** Opens (or reopens, wider) the session when the choice wants it; does nothing while an open is under way. */

@@ -9,7 +9,7 @@ export interface TensorPayload {
 
 export interface RunResult {
   readonly outputs: Record<string, TensorPayload>;
-  /** How long onnxruntime's run took, without any handoff: what the thread choice measures (pool runs, and inline runs through the binding). */
+  /** How long onnxruntime's run took, without any handoff: what the thread choice measures (pool runs, and inline runs it asks to time). */
   readonly runMicroseconds?: number;
   /** What the run cost beyond that on a pool thread: the round trip less the run. */
   readonly handoffMicroseconds?: number;

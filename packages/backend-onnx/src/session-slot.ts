@@ -57,7 +57,7 @@ export class SessionSlot {
     if (this.lane?.ready && this.choice.runsInline(inputBytes)) {
       this.lastThread = 'inline';
       if (!this.choice.timesInline(inputBytes)) return this.lane.run(feeds, fetches);
-      return this.lane.run(feeds, fetches).then((result) => {
+      return this.lane.run(feeds, fetches, true).then((result) => {
         this.choice.recordInline(inputBytes, result.runMicroseconds);
         return result;
       });
