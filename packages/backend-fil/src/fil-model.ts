@@ -2,7 +2,7 @@ import { InferenceError, elementCount, gatherBatchInput, scatterBatchOutputs, sh
 import type { BackendInstance, BackendModel, BackendRequest, ExecuteResult, ExecutionReport, ModelContext, NormalizedModelConfig, Tensor } from '@tritium/core/backend';
 import { finish } from './forest.js';
 import type { Forest } from './forest.js';
-import { ForestThreads } from './forest-threads.js';
+import type { ForestPool, PooledForest } from './forest-pool.js';
 import { loadForest, modelFilePath } from './model-file.js';
 import { classifies, outputWidth, shapeOutput } from './outputs.js';
 import { readParameters } from './parameters.js';
@@ -16,7 +16,8 @@ export const OUTPUT_NAME = 'output__0';
 /** A loaded forest; its instances share it (it is read-only). */
 export class FilModel implements BackendModel {
   readonly description: string;
-  private threads: ForestThreads | undefined;
+  /** The forest in the backend's pool, from the first large batch on. */
+  private pooled: PooledForest | undefined;
 
   private constructor(
     private readonly name: string,
@@ -25,17 +26,18 @@ export class FilModel implements BackendModel {
     private readonly batching: boolean,
     /** Values per row of output__0. */
     private readonly width: number,
+    private readonly pool: ForestPool,
   ) {
     this.description = `FIL (TypeScript): ${parameters.modelType}, ${forest.roots.length} trees, ${forest.numFeatures} features`;
   }
 
-  static async load(context: ModelContext): Promise<FilModel> {
+  static async load(context: ModelContext, pool: ForestPool): Promise<FilModel> {
     const { config } = context;
     const parameters = readParameters(config);
     const path = await modelFilePath(context.versionDirectory, parameters.modelType, config.default_model_filename, context.name);
     const forest = await loadForest(path, parameters.modelType, parameters.allowUnknownField);
     const width = checkTensors(config, forest, parameters);
-    return new FilModel(context.name, forest, parameters, config.max_batch_size > 0, width);
+    return new FilModel(context.name, forest, parameters, config.max_batch_size > 0, width, pool);
   }
 
   async createInstance(): Promise<BackendInstance> {
@@ -43,7 +45,7 @@ export class FilModel implements BackendModel {
   }
 
   async finalize(): Promise<void> {
-    await this.threads?.close();
+    await this.pooled?.release();
   }
 
   private async execute(requests: readonly BackendRequest[], report: ExecutionReport | undefined): Promise<ExecuteResult> {
@@ -73,20 +75,11 @@ export class FilModel implements BackendModel {
     return { [OUTPUT_NAME]: { datatype: 'FP32', shape: [...rowShape, this.width], data } };
   }
 
-  /** A large batch, split among the model's worker threads (started on the first one, and again after they fail). */
+  /** A large batch, split among the pool's worker threads (the forest goes into the pool with the first one). */
   private async predictOnThreads(x: Float32Array, rows: number): Promise<Float64Array> {
     const { forest } = this;
-    const threads = (this.threads ??= new ForestThreads(forest, this.parameters.threads, `model '${this.name}'`));
-    let sums: Float64Array;
-    try {
-      sums = await threads.sums(x, rows);
-    } catch (error) {
-      if (this.threads === threads) {
-        this.threads = undefined;
-        void threads.close();
-      }
-      throw error;
-    }
+    this.pooled ??= this.pool.add(forest, `model '${this.name}'`);
+    const sums = await this.pooled.sums(x, rows, this.parameters.threads);
     finish(forest, sums, rows);
     return sums;
   }

@@ -7,7 +7,9 @@ import { InferenceServer } from '@tritium/core';
 import { filBackend } from '@tritium/backend-fil';
 import { TempRepository } from '../../core/test/helpers/repository.js';
 import { predict } from '../src/forest.js';
-import { ForestThreads } from '../src/forest-threads.js';
+import { ForestPool } from '../src/forest-pool.js';
+import { sumTrees } from '../src/forest-walk.mjs';
+import type { Forest } from '../src/forest.js';
 import { readLightGbm } from '../src/lightgbm.js';
 import { predictYielding } from '../src/yielding-predict.js';
 import { filConfig, maxRelativeError, referenceCases } from './helpers.js';
@@ -17,6 +19,12 @@ const references = await referenceCases('lightgbm_models.py', ['model.txt'], 'py
 if ('missing' in references) console.log(`skipping LightGBM reference tests: ${references.missing}`);
 const cases = 'cases' in references ? references.cases : [];
 const byName = (name: string) => cases.find((c) => c.name === name)!;
+/** A reference case's rows, `copies` times over: a batch large enough to split or slice. */
+function repeated(reference: ReferenceCase, copies: number): { x: Float32Array; rows: number } {
+  const x = new Float32Array(reference.x.length * copies);
+  for (let i = 0; i < copies; i++) x.set(reference.x, i * reference.x.length);
+  return { x, rows: reference.rows * copies };
+}
 
 describe.skipIf(cases.length === 0)('LightGBM model.txt against lightgbm.predict', () => {
   it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, reference: ReferenceCase) => {
@@ -50,9 +58,7 @@ describe.skipIf(cases.length === 0)('a large batch', () => {
   it('is evaluated in slices that let the event loop turn, with the same results', async () => {
     const reference = byName('multiclass');
     const forest = readLightGbm(reference.modelText, 'model.txt');
-    const copies = 200;
-    const x = new Float32Array(reference.x.length * copies);
-    for (let i = 0; i < copies; i++) x.set(reference.x, i * reference.x.length);
+    const { x, rows } = repeated(reference, 200);
     let turns = 0;
     let counting = true;
     const count = () => {
@@ -60,28 +66,65 @@ describe.skipIf(cases.length === 0)('a large batch', () => {
       if (counting) setImmediate(count);
     };
     setImmediate(count);
-    const predictions = await predictYielding(forest, x, reference.rows * copies);
+    const predictions = await predictYielding(forest, x, rows);
     counting = false;
     expect(turns).toBeGreaterThan(1);
-    expect(predictions).toEqual(predict(forest, x, reference.rows * copies));
+    expect(predictions).toEqual(predict(forest, x, rows));
   });
 });
 
-describe.skipIf(cases.length === 0)('ForestThreads', () => {
-  it("sums a batch's rows across threads as one thread does, and refuses work in flight or to come once closed", async () => {
-    const reference = byName('regression');
-    const forest = readLightGbm(reference.modelText, 'model.txt');
+describe.skipIf(cases.length === 0)('ForestPool', () => {
+  it("sums a batch's rows across threads as one thread does, for several forests on the same threads, and refuses a forest's work once it left", async () => {
+    const regression = byName('regression');
+    const multiclass = byName('multiclass');
+    const first = readLightGbm(regression.modelText, 'model.txt');
+    const second = readLightGbm(multiclass.modelText, 'model.txt');
     const tasks = readdirSync('/proc/self/task').length;
-    const threads = new ForestThreads(forest, 3, "model 'm'");
-    const sums = await threads.sums(reference.x, reference.rows);
-    // predict() also applies the objective's transform; the regression's is the identity.
-    expect(sums).toEqual(predict(forest, reference.x, reference.rows));
-    // A batch in flight when the pool closes is refused, not left unsettled.
-    const inFlight = expect(threads.sums(reference.x, reference.rows)).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'm': the model was unloaded" });
-    await threads.close();
+    const pool = new ForestPool(3);
+    const a = pool.add(first, "model 'a'");
+    const b = pool.add(second, "model 'b'");
+    const [sumsA, sumsB] = await Promise.all([a.sums(regression.x, regression.rows, 3), b.sums(multiclass.x, multiclass.rows, 2)]);
+    // The sums the event loop's own walk gives (untransformed: predict() would apply the objective's transform).
+    const onLoop = (forest: Forest, x: Float32Array, rows: number) => {
+      const out = new Float64Array(rows * forest.numGroups);
+      sumTrees(forest, x, rows, out);
+      return out;
+    };
+    expect(sumsA).toEqual(onLoop(first, regression.x, regression.rows));
+    expect(sumsB).toEqual(onLoop(second, multiclass.x, multiclass.rows));
+    // Both forests ran on the pool's threads: three at most, whatever the number of forests.
+    expect([pool.threadCount, readdirSync('/proc/self/task').length]).toEqual([3, tasks + 3]);
+    // A batch in flight when its forest leaves is refused, not left unsettled; the other forest keeps its threads.
+    const inFlight = expect(a.sums(regression.x, regression.rows, 3)).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'a': the model was unloaded" });
+    await a.release();
     await inFlight;
-    expect(readdirSync('/proc/self/task').length).toBe(tasks);
-    await expect(threads.sums(reference.x, reference.rows)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(a.sums(regression.x, regression.rows, 3)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(await b.sums(multiclass.x, multiclass.rows, 3)).toEqual(sumsB);
+    // The last forest to leave ends the threads.
+    await b.release();
+    expect([pool.threadCount, readdirSync('/proc/self/task').length]).toEqual([0, tasks]);
+  });
+
+  it('fails the batches a dead thread had a share of, naming their model, and starts another thread for the next batch', async () => {
+    const regression = byName('regression');
+    const forest = readLightGbm(regression.modelText, 'model.txt');
+    const { x, rows } = repeated(regression, 2000);
+    const pool = new ForestPool(2);
+    const pooled = pool.add(forest, "model 'r'");
+    try {
+      const batch = pooled.sums(x, rows, 2);
+      // A thread dying as a native crash would: the one thread the test can reach from outside.
+      const [thread] = (pool as unknown as { threads: Array<{ worker: { terminate(): Promise<number> } }> }).threads;
+      await thread!.worker.terminate();
+      await expect(batch).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/^model 'r': a worker thread exited \(code \d+\)$/) });
+      expect(pool.threadCount).toBe(1);
+      const onLoop = new Float64Array(regression.rows);
+      sumTrees(forest, regression.x, regression.rows, onLoop);
+      expect(await pooled.sums(regression.x, regression.rows, 2)).toEqual(onLoop);
+      expect(pool.threadCount).toBe(2);
+    } finally {
+      await pooled.release();
+    }
   });
 });
 
@@ -192,13 +235,10 @@ describe.skipIf(cases.length === 0)('a Triton repository of LightGBM models', ()
     await expect(server.loadModel('wrong_type')).rejects.toThrow(/model_type/);
   });
 
-  it('splits a large batch among worker threads (cpu_nthread), with the results of one thread, and ends them on unload', async () => {
+  it('splits a large batch among worker threads (cpu_nthread), with the results of one thread; models share the threads, which end with the last one unloaded', async () => {
     const reference = byName('multiclass');
     const forest = readLightGbm(reference.modelText, 'model.txt');
-    const copies = Math.floor(1024 / reference.rows);
-    const x = new Float32Array(reference.x.length * copies);
-    for (let i = 0; i < copies; i++) x.set(reference.x, i * reference.x.length);
-    const rows = reference.rows * copies;
+    const { x, rows } = repeated(reference, Math.floor(1024 / reference.rows));
     // Large enough to be split (PARALLEL_WALKS).
     expect(rows * forest.roots.length).toBeGreaterThanOrEqual(20_000);
     const threadsBefore = readdirSync('/proc/self/task').length;
@@ -206,11 +246,23 @@ describe.skipIf(cases.length === 0)('a Triton repository of LightGBM models', ()
     await server.loadModel('threaded');
     const [output, small] = await Promise.all([infer('threaded', x, rows), infer('threaded', reference.x, reference.rows)]);
     // cpu_nthread is capped at the core count; with one core a batch runs on the event loop.
-    const workers = Math.min(2, availableParallelism());
+    const cores = availableParallelism();
+    const workers = Math.min(2, cores);
     expect(readdirSync('/proc/self/task').length).toBe(threadsBefore + (workers > 1 ? workers : 0));
     expect(output.data).toEqual(Float32Array.from(predict(forest, x, rows)));
     expect(small.data).toEqual(Float32Array.from(predict(forest, reference.x, reference.rows)));
+    // Two more models, each asking for every core (the default), run their large batches at the same time: the threads are the backend's, one per core at most.
+    for (const name of ['threaded_too', 'threaded_three']) {
+      await model(name, reference, forest.numGroups, { predict_proba: 'true' });
+      await server.loadModel(name);
+    }
+    const outputs = await Promise.all(['threaded', 'threaded_too', 'threaded_three'].map((name) => infer(name, x, rows)));
+    for (const each of outputs) expect(each.data).toEqual(output.data);
+    expect(readdirSync('/proc/self/task').length).toBe(threadsBefore + (cores > 1 ? cores : 0));
     await server.unloadModel('threaded');
+    await server.unloadModel('threaded_too');
+    expect(readdirSync('/proc/self/task').length).toBe(threadsBefore + (cores > 1 ? cores : 0));
+    await server.unloadModel('threaded_three');
     expect(readdirSync('/proc/self/task').length).toBe(threadsBefore);
   });
 
