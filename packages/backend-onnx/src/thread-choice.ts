@@ -16,10 +16,13 @@ export const INLINE_MAX_MICROSECONDS = 400;
  * Longest run (lower quartile, timed on the event loop) "auto" lets hold the loop: three
  * quarters of a 2 ms loop-delay budget, the loop turning between runs. A size whose runs
  * measure too long for INLINE_MAX_MICROSECONDS on the pool, but under twice this, is timed
- * inline once before it is decided: a pool thread's intra-op threads sleep between
- * operators, so a run there can take half as long again as the same run inline.
+ * inline before it is decided: a pool thread's intra-op threads sleep between operators,
+ * so a run there can take half as long again as the same run inline.
  */
 export const LOOP_HOLD_MAX_MICROSECONDS = 1500;
+
+/** Windows on the pool after a size's timing inline did not fit before it is timed inline again: the machine's speed changes. */
+export const WINDOWS_BETWEEN_TRIALS = 8;
 
 /**
  * Shortest run (lower quartile, on one intra-op thread) for which "auto" gives a
@@ -57,12 +60,18 @@ interface SizeBand {
   inline?: boolean;
   /** Decided inline on widened sessions: the inline session needs their intra-op threads too. */
   wide?: boolean;
-  /** On the pool: why, when it was sent there (the latest one's reason is the state's), and the windows in a row since that fit the loop. */
-  pool?: { readonly why: string; readonly order: number; fittingWindows: number };
-  /** Being timed inline: its runs there (after the warm-up ones), and the pool's round trip (run and handoff, as measured) they must beat. */
-  trial?: { readonly runs: number[]; warmUps: number; readonly poolRoundTrip: number; readonly measured: string };
-  /** Timed inline once already: not again. */
-  tried?: boolean;
+  /**
+   * On the pool: why, when it was sent there (the latest one's reason is the state's), the
+   * windows in a row since that fit the loop, and the windows left before it may be timed
+   * inline again.
+   */
+  pool?: { readonly why: string; readonly order: number; fittingWindows: number; windowsToTrial: number };
+  /**
+   * Timed inline: a trial (not yet `inline`), or a size a trial sent inline, which goes on
+   * being timed. Its runs there (after the warm-up ones), the pool's round trip (run and
+   * handoff, as measured) a trial must beat, and the windows in a row too long for the loop.
+   */
+  timed?: { readonly runs: number[]; warmUps: number; readonly poolRoundTrip: number; readonly measured: string; longWindows: number };
 }
 
 /**
@@ -82,12 +91,14 @@ interface SizeBand {
  * (`widenTo`): its pooled sessions get the cores as intra-op threads, every band not
  * inline is measured again on them, and the inline session gets them too once a band
  * measured so goes inline. A band too long for that on the pool, but short enough that it
- * may fit the loop, is timed inline for a window (a trial, once per band): it stays inline
- * when its run there fits LOOP_HOLD_MAX_MICROSECONDS and beats the pool's round trip. A
- * band on the pool goes on being measured, window after window, and goes inline once
- * FITTING_WINDOWS_TO_MOVE windows in a row say it fits: a machine busy when a size was
- * first measured does not keep it off the loop for good. A band inline stays so. `reason`
- * says where the model runs and why, for its state.
+ * may fit the loop, is timed inline for a window (a trial): it stays inline when its run
+ * there fits LOOP_HOLD_MAX_MICROSECONDS and beats the pool's round trip, and is timed there
+ * again every WINDOWS_BETWEEN_TRIALS windows on the pool otherwise. A band on the pool goes
+ * on being measured, window after window, and goes inline once FITTING_WINDOWS_TO_MOVE
+ * windows in a row say it fits: a machine busy when a size was first measured does not
+ * keep it off the loop for good. A band a trial sent inline goes on being timed, and goes
+ * back to the pool after FITTING_WINDOWS_TO_MOVE windows in a row too long for the loop;
+ * any other band inline stays so. `reason` says where the model runs and why, for its state.
  */
 export class ThreadChoice {
   private readonly bands = new Map<number, SizeBand>();
@@ -134,26 +145,26 @@ export class ThreadChoice {
 
   /** The intra-op threads the inline session needs: the wider ones once a size measured on them runs inline. */
   get inlineIntraOpThreads(): number | undefined {
-    for (const band of this.bands.values()) if ((band.inline || band.trial) && band.wide) return this.wideThreads;
+    for (const band of this.bands.values()) if ((band.inline || band.timed) && band.wide) return this.wideThreads;
     return undefined;
   }
 
   /** Whether some size runs inline: the model's shared inline session is wanted. */
   get wantsInline(): boolean {
     if (this.inlineRefused !== undefined) return false;
-    for (const band of this.bands.values()) if (band.inline || band.trial) return true;
+    for (const band of this.bands.values()) if (band.inline || band.timed) return true;
     return false;
   }
 
   /** Whether a run with this many bytes of input goes to the inline session: its size runs there, or is timed there. */
   runsInline(inputBytes: number): boolean {
     const band = this.bands.get(bandOf(inputBytes));
-    return (band?.inline === true || band?.trial !== undefined) && this.inlineRefused === undefined;
+    return (band?.inline === true || band?.timed !== undefined) && this.inlineRefused === undefined;
   }
 
-  /** Whether runs of this size are being timed inline: recordInline() wants their times. */
+  /** Whether runs of this size are timed inline: recordInline() wants their times. */
   timesInline(inputBytes: number): boolean {
-    return this.bands.get(bandOf(inputBytes))?.trial !== undefined;
+    return this.bands.get(bandOf(inputBytes))?.timed !== undefined;
   }
 
   /** Whether runs of this size are measured: every size not inline, under "auto". */
@@ -168,7 +179,7 @@ export class ThreadChoice {
     let band = this.bands.get(key);
     if (!band) this.bands.set(key, (band = { runs: [], handoffs: [] }));
     // A trial's size still runs on the pool until the inline session opens: those runs tell nothing new.
-    if (band.inline || band.trial) return;
+    if (band.inline || band.timed) return;
     band.runs.push(sample.runMicroseconds);
     band.handoffs.push(sample.handoffMicroseconds);
     if (band.runs.length < MEASURED_RUNS) return;
@@ -182,7 +193,7 @@ export class ThreadChoice {
       // On the pool already: it moves only when windows in a row say it fits the loop.
       band.pool.fittingWindows = this.fitsInline(run, handoff) ? band.pool.fittingWindows + 1 : 0;
       if (band.pool.fittingWindows >= FITTING_WINDOWS_TO_MOVE) this.goInline(band, measured);
-      else if (this.mayTry(band, run)) this.startTrial(band, run + handoff, measured);
+      else if (--band.pool.windowsToTrial <= 0 && this.mayTry(run)) this.startTrial(band, run + handoff, measured);
       return;
     }
     if (this.wideThreads === undefined && this.widenTo !== undefined && run >= WIDE_FROM_MICROSECONDS) {
@@ -192,64 +203,69 @@ export class ThreadChoice {
       this.widenWhy = `runs long enough to split (${measured})`;
     } else if (this.fitsInline(run, handoff)) {
       return this.goInline(band, measured);
-    } else if (this.mayTry(band, run)) {
+    } else if (this.mayTry(run)) {
       return this.startTrial(band, run + handoff, measured);
     } else {
-      band.inline = false;
       const why = this.wideThreads === undefined && run >= handoff ? `a run costs more than the handoff (${measured})` : `runs too long to hold the event loop (${measured})`;
-      band.pool = { why, order: ++this.poolDecisions, fittingWindows: 0 };
+      this.backToPool(band, why, 0);
     }
     this.decided();
   }
 
   /**
-   * Records one run of a size being timed inline (its time on the loop, undefined where
-   * the inline session cannot time it); decides the size once a window is in.
+   * Records one run of a size timed inline (its time on the loop, undefined where the
+   * inline session cannot time it); decides the size once a window is in.
    */
   recordInline(inputBytes: number, runMicroseconds: number | undefined): void {
     const band = this.bands.get(bandOf(inputBytes));
-    if (!band?.trial) return;
-    const trial = band.trial;
+    const timed = band?.timed;
+    if (!band || !timed) return;
     // The inline session's first runs pay for warming up, as a pooled session's do.
-    if (trial.warmUps++ < WARMUP_RUNS) return;
-    if (runMicroseconds === undefined) return this.endTrial(band, `its inline session does not time its runs (${trial.measured})`);
-    trial.runs.push(runMicroseconds);
-    if (trial.runs.length < MEASURED_RUNS) return;
-    const run = quantile(trial.runs, 0.25);
-    const timed = `${trial.measured}; timed inline: run ${run.toFixed(0)} µs (lower quartile)`;
-    if (run > LOOP_HOLD_MAX_MICROSECONDS) return this.endTrial(band, `runs too long to hold the event loop (${timed})`);
-    if (run >= trial.poolRoundTrip) return this.endTrial(band, `the pool's round trip is shorter than a run inline (${timed}, round trip ${trial.poolRoundTrip.toFixed(0)} µs)`);
-    band.trial = undefined;
-    this.goInline(band, timed, 'a run timed inline fits the event loop and is shorter than the round trip to a worker');
+    if (timed.warmUps++ < WARMUP_RUNS) return;
+    if (runMicroseconds === undefined) return this.endTiming(band, `its inline session does not time its runs (${timed.measured})`);
+    timed.runs.push(runMicroseconds);
+    if (timed.runs.length < MEASURED_RUNS) return;
+    const run = quantile(timed.runs, 0.25);
+    timed.runs.length = 0;
+    const measured = `${timed.measured}; timed inline: run ${run.toFixed(0)} µs (lower quartile)`;
+    const tooLong = `runs too long to hold the event loop (${measured})`;
+    if (band.inline) {
+      // Inline by a trial: back to the pool only when windows in a row say it no longer fits.
+      timed.longWindows = run > LOOP_HOLD_MAX_MICROSECONDS ? timed.longWindows + 1 : 0;
+      if (timed.longWindows >= FITTING_WINDOWS_TO_MOVE) this.endTiming(band, tooLong);
+      return;
+    }
+    if (run > LOOP_HOLD_MAX_MICROSECONDS) return this.endTiming(band, tooLong);
+    if (run >= timed.poolRoundTrip) return this.endTiming(band, `the pool's round trip is shorter than a run inline (${measured}, round trip ${timed.poolRoundTrip.toFixed(0)} µs)`);
+    this.goInline(band, measured, 'a run timed inline fits the event loop and is shorter than the round trip to a worker');
   }
 
   /**
-   * Whether a size too long for the loop as measured on the pool is timed inline: once,
-   * when it may fit there, and on widened sessions only (on one intra-op thread the pool's
-   * threads are what run several at once, and a long run inline would take that away).
+   * Whether a size too long for the loop as measured on the pool is timed inline: when it
+   * may fit there, and on widened sessions only (on one intra-op thread the pool's threads
+   * are what run several at once, and a long run inline would take that away).
    */
-  private mayTry(band: SizeBand, run: number): boolean {
-    return !band.tried && this.wideThreads !== undefined && this.inlineRefused === undefined && run < 2 * LOOP_HOLD_MAX_MICROSECONDS;
+  private mayTry(run: number): boolean {
+    return this.wideThreads !== undefined && this.inlineRefused === undefined && run < 2 * LOOP_HOLD_MAX_MICROSECONDS;
   }
 
   private startTrial(band: SizeBand, poolRoundTrip: number, measured: string): void {
-    band.tried = true;
     band.pool = undefined;
-    band.wide = this.wideThreads !== undefined;
-    band.trial = { runs: [], warmUps: 0, poolRoundTrip, measured };
+    band.wide = true;
+    band.timed = { runs: [], warmUps: 0, poolRoundTrip, measured, longWindows: 0 };
     this.decided();
   }
 
-  /** A trial that did not fit: the size goes back to the pool, measured there as before. */
-  private endTrial(band: SizeBand, why: string): void {
-    this.backToPool(band, why);
+  /** Timing inline that found the size does not fit: back to the pool, measured there as before and timed inline again later. */
+  private endTiming(band: SizeBand, why: string): void {
+    this.backToPool(band, why, WINDOWS_BETWEEN_TRIALS);
     this.decided();
   }
 
-  private backToPool(band: SizeBand, why: string): void {
-    band.trial = undefined;
+  private backToPool(band: SizeBand, why: string, windowsToTrial: number): void {
+    band.timed = undefined;
     band.inline = false;
-    band.pool = { why, order: ++this.poolDecisions, fittingWindows: 0 };
+    band.pool = { why, order: ++this.poolDecisions, fittingWindows: 0, windowsToTrial };
   }
 
   /** Inline: a run short enough for the loop and, on one intra-op thread, cheaper than the handoff. */
@@ -268,7 +284,7 @@ export class ThreadChoice {
   /** The model's inline session could not be opened: every size stays on the pool. */
   refuseInline(why: string): void {
     this.inlineRefused = why;
-    for (const band of this.bands.values()) if (band.trial) this.backToPool(band, `never inline: ${why}`);
+    for (const band of this.bands.values()) if (band.timed) this.backToPool(band, `never inline: ${why}`, WINDOWS_BETWEEN_TRIALS);
     this.decided();
   }
 
@@ -279,7 +295,7 @@ export class ThreadChoice {
         .map(([key]) => key)
         .sort((a, b) => a - b);
     const inline = sizesWhere((band) => band.inline);
-    const timing = sizesWhere((band) => band.trial);
+    const timing = sizesWhere((band) => band.timed && !band.inline);
     const parts: string[] = [];
     if (this.inlineRefused !== undefined) parts.push(`never inline: ${this.inlineRefused}`);
     else if (inline.length > 0) parts.push(`inline for ${inline.map(sizeName).join(', ')} of input: ${this.inlineWhy}`);

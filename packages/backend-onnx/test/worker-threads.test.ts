@@ -7,7 +7,7 @@ import { InferenceError, InferenceServer, validateModelConfig } from '@tritium/c
 import type { Tensor } from '@tritium/core';
 import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
-import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSECONDS, LOOP_HOLD_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS } from '../src/thread-choice.js';
+import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSECONDS, LOOP_HOLD_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS, WINDOWS_BETWEEN_TRIALS } from '../src/thread-choice.js';
 import { ExecutionPool } from '../src/execution-pool.js';
 import { BindingSession } from '../src/binding-session.js';
 import { InlineLane } from '../src/inline-lane.js';
@@ -261,7 +261,7 @@ describe('the thread choice', () => {
     for (let i = 0; i < WARMUP_RUNS + MEASURED_RUNS; i++) choice.recordInline(inputBytes, run);
   };
 
-  test('auto times inline a size too long for the loop as measured on the pool, and keeps it inline when it fits there and beats the round trip', () => {
+  test('auto times inline a size too long for the loop as measured on the pool, keeps it inline while it fits there and beats the round trip, and times it again later when it did not', () => {
     const logged: string[] = [];
     const choice = widened((reason) => logged.push(reason));
     // A batch takes 1.7 ms on the pool's sleeping threads, 2 ms with the handoff.
@@ -272,17 +272,33 @@ describe('the thread choice', () => {
     measure(choice, 65536, 5000, 300);
     for (let i = 0; i < WARMUP_RUNS; i++) choice.recordInline(65536, 9000);
     for (let i = 0; i < MEASURED_RUNS; i++) choice.recordInline(65536, 1200);
-    expect([choice.timesInline(65536), choice.runsInline(65536), choice.measures(65536)]).toEqual([false, true, false]);
+    // Inline now, and still timed there.
+    expect([choice.runsInline(65536), choice.timesInline(65536), choice.measures(65536)]).toEqual([true, true, false]);
     expect(logged.at(-1)).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a run timed inline fits the event loop and is shorter than the round trip to a worker \(64 KiB–128 KiB of input: run 1700 µs .*; timed inline: run 1200 µs \(lower quartile\)\)/);
+    // The machine slows: it leaves the loop only after windows in a row too long for it.
+    const window = (run: number) => {
+      for (let i = 0; i < MEASURED_RUNS; i++) choice.recordInline(65536, run);
+    };
+    for (let i = 0; i < FITTING_WINDOWS_TO_MOVE - 1; i++) window(LOOP_HOLD_MAX_MICROSECONDS + 100);
+    window(1200);
+    for (let i = 0; i < FITTING_WINDOWS_TO_MOVE - 1; i++) window(LOOP_HOLD_MAX_MICROSECONDS + 100);
+    expect(choice.runsInline(65536)).toBe(true);
+    window(LOOP_HOLD_MAX_MICROSECONDS + 100);
+    expect([choice.runsInline(65536), choice.timesInline(65536), choice.measures(65536)]).toEqual([false, false, true]);
+    expect(logged.at(-1)).toMatch(/for every size: runs too long to hold the event loop \(64 KiB–128 KiB of input: .*timed inline: run 1600 µs/);
 
-    // Too long inline: back to the pool, and not timed again.
+    // Too long inline: back to the pool, timed inline again after WINDOWS_BETWEEN_TRIALS windows there.
     const long = widened();
     measure(long, 65536, 1700, 300);
     timeInline(long, 65536, LOOP_HOLD_MAX_MICROSECONDS + 1);
     expect([long.runsInline(65536), long.timesInline(65536), long.wantsInline]).toEqual([false, false, false]);
     expect(long.reason).toMatch(/for every size: runs too long to hold the event loop \(.*timed inline: run 1501 µs/);
-    measure(long, 65536, 1700, 300);
+    for (let i = 0; i < WINDOWS_BETWEEN_TRIALS - 1; i++) measure(long, 65536, 1700, 300);
     expect(long.timesInline(65536)).toBe(false);
+    measure(long, 65536, 1700, 300);
+    expect([long.timesInline(65536), long.runsInline(65536)]).toEqual([true, true]);
+    timeInline(long, 65536, 1100);
+    expect(long.reason).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a run timed inline fits the event loop .*timed inline: run 1100 µs/);
     // Fits the loop, but the pool's round trip (run and handoff, as measured) is shorter.
     const quick = widened();
     measure(quick, 65536, 700, 50);
