@@ -71,6 +71,7 @@ export class ForestPool {
   sums(forest: PooledForest, x: Float32Array, rows: number, threads: number): Promise<Float64Array> {
     if (!this.forests.has(forest)) return Promise.reject(new InferenceError('UNAVAILABLE', `${forest.what}: the model was unloaded`));
     const { numFeatures, numGroups } = forest.arrays;
+    if (rows === 0) return Promise.resolve(new Float64Array(0));
     const chosen = this.leastBusy(Math.min(threads, this.size, rows));
     const input = shared(x.subarray(0, rows * numFeatures));
     const out = new Float64Array(new SharedArrayBuffer(rows * numGroups * Float64Array.BYTES_PER_ELEMENT));
@@ -103,9 +104,10 @@ export class ForestPool {
     await Promise.all(ending.map(({ worker }) => worker.terminate()));
   }
 
-  /** `count` threads with the fewest slices under way, starting threads while the pool is under its size. */
+  /** `count` threads (at most the pool's size) with the fewest slices under way, starting threads while fewer than that are idle. */
   private leastBusy(count: number): ForestThread[] {
-    while (this.threads.length < Math.min(count, this.size) || (this.threads.length < this.size && this.threads.every((t) => t.slices > 0))) this.start();
+    let idle = this.threads.filter((thread) => thread.slices === 0).length;
+    for (; idle < count && this.threads.length < this.size; idle++) this.start();
     return [...this.threads].sort((a, b) => a.slices - b.slices).slice(0, count);
   }
 

@@ -19,6 +19,13 @@ const references = await referenceCases('lightgbm_models.py', ['model.txt'], 'py
 if ('missing' in references) console.log(`skipping LightGBM reference tests: ${references.missing}`);
 const cases = 'cases' in references ? references.cases : [];
 const byName = (name: string) => cases.find((c) => c.name === name)!;
+/** The sums the event loop's own walk gives: untransformed, as a pool's (predict() applies the objective's transform). */
+function sumsOnLoop(forest: Forest, x: Float32Array, rows: number): Float64Array {
+  const out = new Float64Array(rows * forest.numGroups);
+  sumTrees(forest, x, rows, out);
+  return out;
+}
+
 /** A reference case's rows, `copies` times over: a batch large enough to split or slice. */
 function repeated(reference: ReferenceCase, copies: number): { x: Float32Array; rows: number } {
   const x = new Float32Array(reference.x.length * copies);
@@ -84,14 +91,8 @@ describe.skipIf(cases.length === 0)('ForestPool', () => {
     const a = pool.add(first, "model 'a'");
     const b = pool.add(second, "model 'b'");
     const [sumsA, sumsB] = await Promise.all([a.sums(regression.x, regression.rows, 3), b.sums(multiclass.x, multiclass.rows, 2)]);
-    // The sums the event loop's own walk gives (untransformed: predict() would apply the objective's transform).
-    const onLoop = (forest: Forest, x: Float32Array, rows: number) => {
-      const out = new Float64Array(rows * forest.numGroups);
-      sumTrees(forest, x, rows, out);
-      return out;
-    };
-    expect(sumsA).toEqual(onLoop(first, regression.x, regression.rows));
-    expect(sumsB).toEqual(onLoop(second, multiclass.x, multiclass.rows));
+    expect(sumsA).toEqual(sumsOnLoop(first, regression.x, regression.rows));
+    expect(sumsB).toEqual(sumsOnLoop(second, multiclass.x, multiclass.rows));
     // Both forests ran on the pool's threads: three at most, whatever the number of forests.
     expect([pool.threadCount, readdirSync('/proc/self/task').length]).toEqual([3, tasks + 3]);
     // A batch in flight when its forest leaves is refused, not left unsettled; the other forest keeps its threads.
@@ -118,9 +119,7 @@ describe.skipIf(cases.length === 0)('ForestPool', () => {
       await thread!.worker.terminate();
       await expect(batch).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/^model 'r': a worker thread exited \(code \d+\)$/) });
       expect(pool.threadCount).toBe(1);
-      const onLoop = new Float64Array(regression.rows);
-      sumTrees(forest, regression.x, regression.rows, onLoop);
-      expect(await pooled.sums(regression.x, regression.rows, 2)).toEqual(onLoop);
+      expect(await pooled.sums(regression.x, regression.rows, 2)).toEqual(sumsOnLoop(forest, regression.x, regression.rows));
       expect(pool.threadCount).toBe(2);
     } finally {
       await pooled.release();

@@ -20,7 +20,7 @@ export const INLINE_MODEL_MAX_BYTES = 16 * 2 ** 20;
  * The inline session that "auto" runs a model's short runs on: one per model and
  * placement, which all its instances share (one thread runs them all anyway), opened
  * the first time the ThreadChoice sends a size of input inline, and opened again with
- * more intra-op threads when a size measured on widened sessions goes inline.
+ * more intra-op threads when a size measured on widened sessions goes (or is timed) inline.
  *
  * onnxruntime-node opens a session synchronously, on the thread that asks, and its
  * graph optimizations can take tens of milliseconds (constant folding) where reading
@@ -31,7 +31,9 @@ export const INLINE_MODEL_MAX_BYTES = 16 * 2 ** 20;
  */
 export class InlineLane {
   private current: BindingSession | OnnxSession | undefined;
-  /** The intra-op threads `current` was (or is being) opened with. */
+  /** The intra-op threads `current` was opened with. */
+  private currentWidth: number | undefined;
+  /** The intra-op threads `current` was, or the session being opened is being, opened with. */
   private width: number | undefined;
   private opening: Promise<void> | undefined;
   private released = false;
@@ -45,6 +47,11 @@ export class InlineLane {
   /** The session to run on, once open. */
   get ready(): boolean {
     return this.current !== undefined;
+  }
+
+  /** Whether the open session has the intra-op threads the choice wants now: runs the choice times must run on that one. */
+  get atChosenWidth(): boolean {
+    return this.current !== undefined && this.currentWidth === this.chosenWidth();
   }
 
   /**
@@ -67,7 +74,7 @@ export class InlineLane {
   /** Opens (or reopens, wider) the session when the choice wants it; does nothing while an open is under way. */
   follow(): void {
     if (!this.choice.wantsInline || this.opening || this.released) return;
-    const width = this.choice.inlineIntraOpThreads ?? this.spec.options.intraOpNumThreads;
+    const width = this.chosenWidth();
     // A session of the public API may have runs under way (its runs wait for a setImmediate): it stays as it is.
     if (this.current && (width === this.width || !(this.current instanceof BindingSession))) return;
     this.width = width;
@@ -81,12 +88,17 @@ export class InlineLane {
     this.current = undefined;
   }
 
+  private chosenWidth(): number | undefined {
+    return this.choice.inlineIntraOpThreads ?? this.spec.options.intraOpNumThreads;
+  }
+
   private async open(intraOpNumThreads: number | undefined): Promise<void> {
     try {
       const next = await (this.spec.runtime.kind === 'node' ? this.openPreoptimized(intraOpNumThreads) : openSession(this.spec, 'inline'));
       if (this.released) return void (await next.release());
       const old = this.current;
       this.current = next;
+      this.currentWidth = intraOpNumThreads;
       await old?.release();
     } catch (error) {
       this.choice.refuseInline(error instanceof Error ? error.message : String(error));

@@ -55,12 +55,19 @@ export class SessionSlot {
     if (this.choice.requested !== 'auto') return this.current.run(feeds, fetches);
     const inputBytes = bytesOf(feeds);
     if (this.lane?.ready && this.choice.runsInline(inputBytes)) {
-      this.lastThread = 'inline';
-      if (!this.choice.timesInline(inputBytes)) return this.lane.run(feeds, fetches);
-      return this.lane.run(feeds, fetches, true).then((result) => {
-        this.choice.recordInline(inputBytes, result.runMicroseconds);
-        return result;
-      });
+      const timed = this.choice.timesInline(inputBytes);
+      if (!timed) {
+        this.lastThread = 'inline';
+        return this.lane.run(feeds, fetches);
+      }
+      // A size timed inline runs on the pool (whose measured runs have the lane reopened) until the lane has the threads to time it with.
+      if (this.lane.atChosenWidth) {
+        this.lastThread = 'inline';
+        return this.lane.run(feeds, fetches, true).then((result) => {
+          this.choice.recordInline(inputBytes, result.runMicroseconds);
+          return result;
+        });
+      }
     }
     this.lastThread = 'worker';
     const session = this.current;

@@ -14,15 +14,21 @@ export const INLINE_MAX_MICROSECONDS = 400;
 
 /**
  * Longest run (lower quartile, timed on the event loop) "auto" lets hold the loop: three
- * quarters of a 2 ms loop-delay budget, the loop turning between runs. A size whose runs
- * measure too long for INLINE_MAX_MICROSECONDS on the pool, but under twice this, is timed
- * inline before it is decided: a pool thread's intra-op threads sleep between operators,
- * so a run there can take half as long again as the same run inline.
+ * quarters of a 2 ms loop-delay budget, the loop turning between runs. On a widened model,
+ * a size whose runs measure too long for INLINE_MAX_MICROSECONDS on the pool, but under
+ * twice this, is timed inline before it is decided: a pool thread's intra-op threads
+ * sleep between operators, so a run there can take half as long again as the same run
+ * inline.
  */
 export const LOOP_HOLD_MAX_MICROSECONDS = 1500;
 
-/** Windows on the pool after a size's timing inline did not fit before it is timed inline again: the machine's speed changes. */
+/**
+ * Windows on the pool after a size's timing inline did not fit before it is timed inline
+ * again (the machine's speed changes), doubled after each such timing up to
+ * 2^MAX_TRIAL_BACKOFF times: each holds the loop for a window of runs too long for it.
+ */
 export const WINDOWS_BETWEEN_TRIALS = 8;
+export const MAX_TRIAL_BACKOFF = 4;
 
 /**
  * Shortest run (lower quartile, on one intra-op thread) for which "auto" gives a
@@ -58,14 +64,14 @@ interface SizeBand {
   readonly runs: number[];
   readonly handoffs: number[];
   inline?: boolean;
-  /** Decided inline on widened sessions: the inline session needs their intra-op threads too. */
-  wide?: boolean;
   /**
    * On the pool: why, when it was sent there (the latest one's reason is the state's), the
    * windows in a row since that fit the loop, and the windows left before it may be timed
    * inline again.
    */
   pool?: { readonly why: string; readonly order: number; fittingWindows: number; windowsToTrial: number };
+  /** Timings inline that found the size does not fit: each doubles the wait before the next. */
+  misfits?: number;
   /**
    * Timed inline: a trial (not yet `inline`), or a size a trial sent inline, which goes on
    * being timed. Its runs there (after the warm-up ones), the pool's round trip (run and
@@ -111,6 +117,14 @@ export class ThreadChoice {
   private inlineWhy = '';
   /** Set when the model's inline session could not be opened: every band stays on the pool. */
   private inlineRefused: string | undefined;
+  /** Set when the inline session cannot time its runs (onnxruntime-web's public API): no size is timed inline again. */
+  private inlineUntimed = false;
+  /**
+   * Set once a size measured on widened sessions runs or is timed inline: the inline
+   * session keeps the cores from then on, since reopening it narrow and wide again would
+   * hold the loop at each open.
+   */
+  private inlineWide = false;
   /** Why the model runs where it does: the rule while measuring, then what was decided. */
   reason: string;
   constructor(
@@ -143,10 +157,9 @@ export class ThreadChoice {
     return this.wideThreads;
   }
 
-  /** The intra-op threads the inline session needs: the wider ones once a size measured on them runs inline. */
+  /** The intra-op threads the inline session needs: the wider ones once a size measured on them runs (or is timed) inline. */
   get inlineIntraOpThreads(): number | undefined {
-    for (const band of this.bands.values()) if ((band.inline || band.timed) && band.wide) return this.wideThreads;
-    return undefined;
+    return this.inlineWide ? this.wideThreads : undefined;
   }
 
   /** Whether some size runs inline: the model's shared inline session is wanted. */
@@ -193,7 +206,7 @@ export class ThreadChoice {
       // On the pool already: it moves only when windows in a row say it fits the loop.
       band.pool.fittingWindows = this.fitsInline(run, handoff) ? band.pool.fittingWindows + 1 : 0;
       if (band.pool.fittingWindows >= FITTING_WINDOWS_TO_MOVE) this.goInline(band, measured);
-      else if (--band.pool.windowsToTrial <= 0 && this.mayTry(run)) this.startTrial(band, run + handoff, measured);
+      else if (!this.fitsInline(run, handoff) && --band.pool.windowsToTrial <= 0 && this.mayTry(run)) this.startTrial(band, run + handoff, measured);
       return;
     }
     if (this.wideThreads === undefined && this.widenTo !== undefined && run >= WIDE_FROM_MICROSECONDS) {
@@ -222,7 +235,10 @@ export class ThreadChoice {
     if (!band || !timed) return;
     // The inline session's first runs pay for warming up, as a pooled session's do.
     if (timed.warmUps++ < WARMUP_RUNS) return;
-    if (runMicroseconds === undefined) return this.endTiming(band, `its inline session does not time its runs (${timed.measured})`);
+    if (runMicroseconds === undefined) {
+      this.inlineUntimed = true;
+      return this.endTiming(band, `its inline session does not time its runs (${timed.measured})`);
+    }
     timed.runs.push(runMicroseconds);
     if (timed.runs.length < MEASURED_RUNS) return;
     const run = quantile(timed.runs, 0.25);
@@ -246,19 +262,20 @@ export class ThreadChoice {
    * are what run several at once, and a long run inline would take that away).
    */
   private mayTry(run: number): boolean {
-    return this.wideThreads !== undefined && this.inlineRefused === undefined && run < 2 * LOOP_HOLD_MAX_MICROSECONDS;
+    return this.wideThreads !== undefined && this.inlineRefused === undefined && !this.inlineUntimed && run < 2 * LOOP_HOLD_MAX_MICROSECONDS;
   }
 
   private startTrial(band: SizeBand, poolRoundTrip: number, measured: string): void {
     band.pool = undefined;
-    band.wide = true;
+    this.inlineWide = true;
     band.timed = { runs: [], warmUps: 0, poolRoundTrip, measured, longWindows: 0 };
     this.decided();
   }
 
   /** Timing inline that found the size does not fit: back to the pool, measured there as before and timed inline again later. */
   private endTiming(band: SizeBand, why: string): void {
-    this.backToPool(band, why, WINDOWS_BETWEEN_TRIALS);
+    band.misfits = (band.misfits ?? 0) + 1;
+    this.backToPool(band, why, WINDOWS_BETWEEN_TRIALS * 2 ** Math.min(band.misfits - 1, MAX_TRIAL_BACKOFF));
     this.decided();
   }
 
@@ -276,7 +293,7 @@ export class ThreadChoice {
   private goInline(band: SizeBand, measured: string, why?: string): void {
     band.inline = true;
     band.pool = undefined;
-    band.wide = this.wideThreads !== undefined;
+    if (this.wideThreads !== undefined) this.inlineWide = true;
     this.inlineWhy = `${why ?? (this.wideThreads === undefined ? 'a run costs less than the handoff to a worker' : 'a run is short enough for the event loop')} (${measured})`;
     this.decided();
   }
@@ -284,7 +301,7 @@ export class ThreadChoice {
   /** The model's inline session could not be opened: every size stays on the pool. */
   refuseInline(why: string): void {
     this.inlineRefused = why;
-    for (const band of this.bands.values()) if (band.timed) this.backToPool(band, `never inline: ${why}`, WINDOWS_BETWEEN_TRIALS);
+    for (const band of this.bands.values()) if (band.timed) this.backToPool(band, `runs too long to hold the event loop (${band.timed.measured})`, WINDOWS_BETWEEN_TRIALS);
     this.decided();
   }
 
