@@ -220,7 +220,7 @@ export class ThreadChoice {
       return this.startTrial(band, run + handoff, measured);
     } else {
       const why = this.wideThreads === undefined && run >= handoff ? `a run costs more than the handoff (${measured})` : `runs too long to hold the event loop (${measured})`;
-      this.backToPool(band, why, 0);
+      this.sendToPool(band, why, 0);
     }
     this.decided();
   }
@@ -275,11 +275,11 @@ export class ThreadChoice {
   /** Timing inline that found the size does not fit: back to the pool, measured there as before and timed inline again later. */
   private endTiming(band: SizeBand, why: string): void {
     band.misfits = (band.misfits ?? 0) + 1;
-    this.backToPool(band, why, WINDOWS_BETWEEN_TRIALS * 2 ** Math.min(band.misfits - 1, MAX_TRIAL_BACKOFF));
+    this.sendToPool(band, why, WINDOWS_BETWEEN_TRIALS * 2 ** Math.min(band.misfits - 1, MAX_TRIAL_BACKOFF));
     this.decided();
   }
 
-  private backToPool(band: SizeBand, why: string, windowsToTrial: number): void {
+  private sendToPool(band: SizeBand, why: string, windowsToTrial: number): void {
     band.timed = undefined;
     band.inline = false;
     band.pool = { why, order: ++this.poolDecisions, fittingWindows: 0, windowsToTrial };
@@ -301,7 +301,7 @@ export class ThreadChoice {
   /** The model's inline session could not be opened: every size stays on the pool. */
   refuseInline(why: string): void {
     this.inlineRefused = why;
-    for (const band of this.bands.values()) if (band.timed) this.backToPool(band, `runs too long to hold the event loop (${band.timed.measured})`, WINDOWS_BETWEEN_TRIALS);
+    for (const band of this.bands.values()) if (band.timed) this.sendToPool(band, `runs too long to hold the event loop (${band.timed.measured})`, WINDOWS_BETWEEN_TRIALS);
     this.decided();
   }
 
