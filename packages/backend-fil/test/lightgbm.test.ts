@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InferenceServer } from '@tritium/core';
 import { filBackend } from '@tritium/backend-fil';
+import { countingTurns } from '../../core/test/helpers/loop-turns.js';
 import { TempRepository } from '../../core/test/helpers/repository.js';
 import { predict } from '../src/forest.js';
 import { ForestPool } from '../src/forest-pool.js';
@@ -66,15 +67,7 @@ describe.skipIf(cases.length === 0)('a large batch', () => {
     const reference = byName('multiclass');
     const forest = readLightGbm(reference.modelText, 'model.txt');
     const { x, rows } = repeated(reference, 200);
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
-    const predictions = await predictYielding(forest, x, rows);
-    counting = false;
+    const { result: predictions, turns } = await countingTurns(() => predictYielding(forest, x, rows));
     expect(turns).toBeGreaterThan(1);
     expect(predictions).toEqual(predict(forest, x, rows));
   });

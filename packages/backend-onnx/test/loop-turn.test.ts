@@ -1,26 +1,11 @@
 import { describe, expect, test } from 'vitest';
+import { countingTurns } from '../../core/test/helpers/loop-turns.js';
 import { LOOP_SLICE_MILLISECONDS, turnIfDue } from '../src/loop-turn.js';
 
 /** Holds the thread for `ms`, as a synchronous inline run does. */
 function busyFor(ms: number): void {
   const until = performance.now() + ms;
   while (performance.now() < until);
-}
-
-/** Counts the event loop's turns (its check phases) while `body` runs. */
-async function countingTurns<T>(body: (turns: () => number) => Promise<T>): Promise<T> {
-  let turns = 0;
-  let counting = true;
-  const tick = () => {
-    turns++;
-    if (counting) setImmediate(tick);
-  };
-  setImmediate(tick);
-  try {
-    return await body(() => turns);
-  } finally {
-    counting = false;
-  }
 }
 
 /** `callers` callers, each doing `runs` synchronous runs of `ms` after turnIfDue(); returns the loop turn each run happened in. */
@@ -39,14 +24,14 @@ function runsIn(turns: () => number, callers: number, runs: number, ms: number):
 
 describe('turnIfDue: synchronous runs let the event loop turn', () => {
   test('runs longer than a slice each get a turn of their own, even when many callers waited for the same turn', async () => {
-    const seen = await countingTurns((turns) => runsIn(turns, 8, 3, LOOP_SLICE_MILLISECONDS * 1.5));
+    const { result: seen } = await countingTurns((turns) => runsIn(turns, 8, 3, LOOP_SLICE_MILLISECONDS * 1.5));
     expect(seen).toHaveLength(24);
     // A turn holds at most the run that began its slice: 24 runs, 24 distinct turns.
     expect(new Set(seen).size).toBe(24);
   });
 
   test('short runs share a turn rather than each paying for one', async () => {
-    const seen = await countingTurns((turns) => runsIn(turns, 8, 5, 0.01));
+    const { result: seen } = await countingTurns((turns) => runsIn(turns, 8, 5, 0.01));
     expect(seen).toHaveLength(40);
     expect(new Set(seen).size).toBeLessThan(20);
   });

@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
+import { countingTurns } from '../../core/test/helpers/loop-turns.js';
 import { FlatTensorValues } from '../src/http/flat-tensor-values.js';
 import { JSON_SLICE_BYTES, JsonParseError, MAX_JSON_DEPTH, MAX_JSON_VALUES_OUTSIDE_TENSORS, parseJson } from '../src/http/json-parser.js';
 
@@ -110,15 +111,8 @@ describe('parseJson', () => {
 
   it('lets the event loop turn between slices of a large body', async () => {
     const text = `{"data":[${'1.5,'.repeat((4 * JSON_SLICE_BYTES) / 4)}2]}`;
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
-    const value = (await parse(text, (key) => key === 'data')) as { data: FlatTensorValues };
-    counting = false;
+    const { result, turns } = await countingTurns(() => parse(text, (key) => key === 'data'));
+    const value = result as { data: FlatTensorValues };
     expect(value.data.length).toBe(JSON_SLICE_BYTES + 1);
     expect(turns).toBeGreaterThanOrEqual(3);
   });
