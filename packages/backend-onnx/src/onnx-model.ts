@@ -4,6 +4,7 @@ import type { ExecutionPool } from './execution-pool.js';
 import type { BackendInstance, BackendModel, InstanceContext, ModelContext, NormalizedModelConfig } from '@tritium/core/backend';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
+import { RunsUnderWay } from './runs-under-way.js';
 import type { LoadedModel } from './onnx-instance.js';
 import type { OnnxSession } from './onnx-session.js';
 import type { OrtSessionOptions, SelectedRuntime } from './runtime.js';
@@ -41,6 +42,8 @@ export class OnnxModel implements BackendModel {
   private readonly shared = new Map<string, Promise<SessionSlot>>();
   /** The inline lanes of "auto", by placement. */
   private readonly lanes = new Map<string, InlineLane>();
+  /** The runs under way on any of the model's sessions, which "auto" reads. */
+  private readonly runs = new RunsUnderWay();
   private spare: { key: string; session: OnnxSession } | undefined;
 
   private constructor(
@@ -142,7 +145,7 @@ export class OnnxModel implements BackendModel {
       firstWidth = this.choice.intraOpThreads;
       first = await open(this.choice.thread, firstWidth);
     }
-    const slot = new SessionSlot(first, firstWidth, open, this.choice, `model '${name}'`, this.laneFor(key, spec));
+    const slot = new SessionSlot(first, firstWidth, open, this.choice, `model '${name}'`, this.runs, this.laneFor(key, spec));
     this.slots.push(slot);
     return slot;
   }

@@ -1,6 +1,7 @@
 import { emitTritiumWarning, type InstanceHealth } from '@tritium/core/backend';
 import type { InlineLane } from './inline-lane.js';
 import type { OnnxSession, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
+import type { RunsUnderWay } from './runs-under-way.js';
 import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
 
 /** Opens a session on `thread`, with `intraOpThreads` in place of its configured ones when given. */
@@ -12,7 +13,8 @@ export type SessionOpener = (thread: SessionThread, intraOpThreads: number | und
  * replacement is opened and they are restored (or failed, if it cannot be opened);
  * when the model's ThreadChoice widens its sessions, the slot reopens its own, and the
  * old session is released when the runs already on it end. Runs of the sizes the
- * choice sends inline go to the model's inline lane instead, once it is open.
+ * choice sends inline go to the model's inline lane instead, once it is open (the long
+ * ones only when no other run of the model is under way).
  */
 export class SessionSlot {
   private current!: OnnxSession;
@@ -38,6 +40,8 @@ export class SessionSlot {
     private readonly choice: ThreadChoice,
     /** Names the slot's model in warnings. */
     private readonly what: string,
+    /** The model's runs under way, over all its slots: counted under "auto". */
+    private readonly runs: RunsUnderWay,
     /** The model's inline session for short runs, under "auto". */
     private readonly lane?: InlineLane,
   ) {
@@ -53,8 +57,13 @@ export class SessionSlot {
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
     // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
     if (this.choice.requested !== 'auto') return this.current.run(feeds, fetches);
+    return this.runs.track(this.runAuto(feeds, fetches, this.runs.none));
+  }
+
+  /** A run under "auto": inline where the choice says so for its size (`alone`: no other run of the model is under way), else on the pool, measured. */
+  private runAuto(feeds: Record<string, TensorPayload>, fetches: readonly string[], alone: boolean): Promise<RunResult> {
     const inputBytes = bytesOf(feeds);
-    if (this.lane?.ready && this.choice.runsInline(inputBytes)) {
+    if (this.lane?.ready && this.choice.runsInline(inputBytes, alone)) {
       const timed = this.choice.timesInline(inputBytes);
       if (!timed) {
         this.lastThread = 'inline';

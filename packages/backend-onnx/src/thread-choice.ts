@@ -99,7 +99,9 @@ interface SizeBand {
  * measured so goes inline. A band too long for that on the pool, but short enough that it
  * may fit the loop, is timed inline for a window (a trial): it stays inline when its run
  * there fits LOOP_HOLD_MAX_MICROSECONDS and beats the pool's round trip, and is timed there
- * again every WINDOWS_BETWEEN_TRIALS windows on the pool otherwise. A band on the pool goes
+ * again every WINDOWS_BETWEEN_TRIALS windows on the pool otherwise. Such a band (timed
+ * inline, or inline by a trial) takes the loop only for a lone run: a run that overlaps
+ * another of the model's goes to the pool, whose threads run them side by side. A band on the pool goes
  * on being measured, window after window, and goes inline once FITTING_WINDOWS_TO_MOVE
  * windows in a row say it fits: a machine busy when a size was first measured does not
  * keep it off the loop for good. A band a trial sent inline goes on being timed, and goes
@@ -169,10 +171,16 @@ export class ThreadChoice {
     return false;
   }
 
-  /** Whether a run with this many bytes of input goes to the inline session: its size runs there, or is timed there. */
-  runsInline(inputBytes: number): boolean {
+  /**
+   * Whether a run with this many bytes of input goes to the inline session: its size runs
+   * there, or is timed there. A size timed inline (a long run, which holds the loop) goes
+   * there only when `alone`, no other run of the model being under way: overlapping runs
+   * would queue on the loop, holding it for each, where the pool runs them side by side.
+   */
+  runsInline(inputBytes: number, alone = true): boolean {
     const band = this.bands.get(bandOf(inputBytes));
-    return (band?.inline === true || band?.timed !== undefined) && this.inlineRefused === undefined;
+    if (!band || this.inlineRefused !== undefined) return false;
+    return band.timed !== undefined ? alone : band.inline === true;
   }
 
   /** Whether runs of this size are timed inline: recordInline() wants their times. */
@@ -253,7 +261,7 @@ export class ThreadChoice {
     }
     if (run > LOOP_HOLD_MAX_MICROSECONDS) return this.endTiming(band, tooLong);
     if (run >= timed.poolRoundTrip) return this.endTiming(band, `the pool's round trip is shorter than a run inline (${measured}, round trip ${timed.poolRoundTrip.toFixed(0)} µs)`);
-    this.goInline(band, measured, 'a run timed inline fits the event loop and is shorter than the round trip to a worker');
+    this.goInline(band, measured, 'a lone run timed inline fits the event loop and is shorter than the round trip to a worker; runs that overlap go to worker threads');
   }
 
   /**

@@ -11,6 +11,7 @@ import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSE
 import { ExecutionPool } from '../src/execution-pool.js';
 import { BindingSession } from '../src/binding-session.js';
 import { InlineLane } from '../src/inline-lane.js';
+import { RunsUnderWay } from '../src/runs-under-way.js';
 import { RuntimeLoader } from '../src/runtime.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { DETACHED, fp32, HealthLog, loadDirect, mlpExpected, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
@@ -144,7 +145,7 @@ describe('the thread choice', () => {
       const decided = await runMany(mlpInstance, batch64, 1);
       const description = described();
       if (/timed inline: run \d+ µs \(lower quartile\)/.test(description)) {
-        expect(description).toMatch(decided === 'inline' ? /inline for 64 KiB–128 KiB of input: a run timed inline fits the event loop/ : /worker threads .*for (other sizes|every size): (runs too long to hold the event loop|the pool's round trip is shorter than a run inline) \(64 KiB–128 KiB/);
+        expect(description).toMatch(decided === 'inline' ? /inline for 64 KiB–128 KiB of input: a lone run timed inline fits the event loop/ : /worker threads .*for (other sizes|every size): (runs too long to hold the event loop|the pool's round trip is shorter than a run inline) \(64 KiB–128 KiB/);
       } else if (decided === 'worker') {
         // Never timed inline: one core (nothing to widen to), or runs on the pool over twice the loop's budget (a busy machine).
         const onPool = Number(/64 KiB–128 KiB of input: run (\d+) µs/.exec(description)?.[1]);
@@ -278,7 +279,7 @@ describe('the thread choice', () => {
     for (let i = 0; i < MEASURED_RUNS; i++) choice.recordInline(65536, 1200);
     // Inline now, and still timed there.
     expect([choice.runsInline(65536), choice.timesInline(65536), choice.measures(65536)]).toEqual([true, true, false]);
-    expect(logged.at(-1)).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a run timed inline fits the event loop and is shorter than the round trip to a worker \(64 KiB–128 KiB of input: run 1700 µs .*; timed inline: run 1200 µs \(lower quartile\)\)/);
+    expect(logged.at(-1)).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a lone run timed inline fits the event loop and is shorter than the round trip to a worker; runs that overlap go to worker threads \(64 KiB–128 KiB of input: run 1700 µs .*; timed inline: run 1200 µs \(lower quartile\)\)/);
     // The machine slows: it leaves the loop only after windows in a row too long for it.
     const window = (run: number) => {
       for (let i = 0; i < MEASURED_RUNS; i++) choice.recordInline(65536, run);
@@ -319,7 +320,7 @@ describe('the thread choice', () => {
     measure(long, 65536, 1700, 300);
     expect([long.timesInline(65536), long.runsInline(65536)]).toEqual([true, true]);
     timeInline(long, 65536, 1100);
-    expect(long.reason).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a run timed inline fits the event loop .*timed inline: run 1100 µs/);
+    expect(long.reason).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a lone run timed inline fits the event loop .*timed inline: run 1100 µs/);
     // Fits the loop, but the pool's round trip (run and handoff, as measured) is shorter.
     const quick = widened();
     measure(quick, 65536, 700, 50);
@@ -343,6 +344,34 @@ describe('the thread choice', () => {
     const narrow = new ThreadChoice('auto');
     measure(narrow, 65536, 1700, 2000);
     expect([narrow.timesInline(65536), narrow.runsInline(65536)]).toEqual([false, false]);
+  });
+
+  test('auto gives a long size the event loop only for a lone run: runs that overlap another of the model go to the pool, short sizes inline stay so', () => {
+    const choice = widened();
+    measure(choice, 1024, 40, 300);
+    measure(choice, 65536, 1700, 300);
+    // Being timed inline: a lone run is, an overlapping one is not.
+    expect([choice.runsInline(65536, true), choice.runsInline(65536, false), choice.timesInline(65536)]).toEqual([true, false, true]);
+    timeInline(choice, 65536, 1200);
+    expect(choice.reason).toMatch(/^auto, inline for 1 KiB–2 KiB, 64 KiB–128 KiB of input/);
+    // Inline by its trial: still only when alone. A short size inline runs there either way.
+    expect([choice.runsInline(65536, true), choice.runsInline(65536, false)]).toEqual([true, false]);
+    expect([choice.runsInline(1024, true), choice.runsInline(1024, false)]).toEqual([true, true]);
+  });
+
+  test('RunsUnderWay counts a run until it settles, fulfilled or rejected', async () => {
+    const runs = new RunsUnderWay();
+    let finish!: () => void;
+    let fail!: (error: Error) => void;
+    const first = runs.track(new Promise<void>((resolve) => (finish = resolve)));
+    const second = runs.track(new Promise<void>((_, reject) => (fail = reject)));
+    expect(runs.none).toBe(false);
+    finish();
+    await first;
+    expect(runs.none).toBe(false);
+    fail(new Error('the run failed'));
+    await expect(second).rejects.toThrow('the run failed');
+    expect(runs.none).toBe(true);
   });
 
   test('auto widens a model whose runs are long enough to split, measures every size again on the wider sessions, and sends the short ones inline', () => {
