@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
 import { invalidParameter, modelParameter } from '@tritium/core/backend';
 import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core/backend';
@@ -42,6 +43,15 @@ export interface OnnxBackendOptions extends RuntimeLoaderOptions {
    * UNAVAILABLE and the sessions it hosted are opened again on a new one. Default: Node's defaults.
    */
   readonly workerResourceLimits?: ResourceLimits;
+  /**
+   * The scheduling priority of the execution threads and of the intra-op threads their
+   * sessions start, on Linux: a nice value from -20 (highest) to 19 (lowest). Default
+   * `os.constants.priority.PRIORITY_BELOW_NORMAL` (10), so that on a machine with every
+   * core busy the event loop's thread, whose delay every request and timer feels, runs
+   * before them; they still have every core the loop and other processes leave idle.
+   * Raising a priority above the process's own needs privileges; 0 gives them the process's.
+   */
+  readonly executionThreadPriority?: number;
 }
 
 /**
@@ -58,8 +68,12 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
   if (options.executionThreads !== undefined && !(Number.isInteger(options.executionThreads) && options.executionThreads >= 1)) {
     throw new RangeError(`onnxBackend: executionThreads must be a whole number >= 1, not ${options.executionThreads}`);
   }
+  const priority = options.executionThreadPriority ?? constants.priority.PRIORITY_BELOW_NORMAL;
+  if (!(Number.isInteger(priority) && priority >= -20 && priority <= 19)) {
+    throw new RangeError(`onnxBackend: executionThreadPriority must be a whole number from -20 to 19, not ${options.executionThreadPriority}`);
+  }
   // Threads start with the first session that needs one.
-  const pool = new ExecutionPool(options.executionThreads, options.workerResourceLimits);
+  const pool = new ExecutionPool(options.executionThreads, options.workerResourceLimits, priority);
 
   const runtimeFor = (config: ModelConfig) => loader.select(requestedRuntime(config, defaultRuntime));
 

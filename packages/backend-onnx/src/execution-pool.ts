@@ -29,6 +29,8 @@ export class ExecutionPool {
   constructor(
     readonly size = availableParallelism(),
     private readonly resourceLimits?: ResourceLimits,
+    /** The threads' nice value on Linux (onnxBackend's executionThreadPriority); undefined leaves the process's. */
+    private readonly priority?: number,
   ) {}
 
   /** Intra-op threads for a session when its config sets none: the cores shared out among the pool's threads, which run at once. */
@@ -69,7 +71,7 @@ export class ExecutionPool {
       if (!best || thread.hosts(group) < best.hosts(group) || (thread.hosts(group) === best.hosts(group) && thread.size < best.size)) best = thread;
     }
     if (best && (best.size === 0 || this.threads.length >= this.size)) return best;
-    const thread: PoolThread = new PoolThread(this.resourceLimits, () => this.threads.splice(this.threads.indexOf(thread), 1));
+    const thread: PoolThread = new PoolThread(this.resourceLimits, this.priority, () => this.threads.splice(this.threads.indexOf(thread), 1));
     this.threads.push(thread);
     return thread;
   }

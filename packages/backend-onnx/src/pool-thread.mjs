@@ -1,7 +1,7 @@
 // One thread of the execution pool (see pool-thread.ts, which starts it): it hosts any
 // number of onnxruntime sessions, of any models. Plain JavaScript so that it runs unbuilt
-// from src/ and as shipped in dist/. workerData: { resourceLimits? } only; everything else
-// comes in messages, each answered with the same id:
+// from src/ and as shipped in dist/. workerData: { priority } only (see lowerPriority below);
+// everything else comes in messages, each answered with the same id:
 //   { op: 'open', id, runtime (package name), model (path or bytes), options, externalData?, wasm?,
 //   }
 //     -> { id, metadata: { inputMetadata, outputMetadata } } or { id, error };
@@ -18,9 +18,27 @@
 //     whole process (node-addon-api rethrows the failed JavaScript exception as a C++ one).
 // One operation at a time, in order: onnxruntime-node's run blocks this thread anyway, and
 // onnxruntime-web fails on overlapping operations.
-import { parentPort } from 'node:worker_threads';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import { BufferShelf } from './buffer-shelf.mjs';
+
+/**
+ * Gives this thread the nice value `priority`, before any session starts its intra-op
+ * threads, which inherit it. Linux only: there a thread has a nice value of its own, set
+ * through its thread id (the name /proc/thread-self links to); elsewhere setpriority()
+ * takes a process id, and the thread keeps the process's priority.
+ */
+function lowerPriority(priority) {
+  if (priority === undefined || process.platform !== 'linux') return;
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), priority);
+  } catch {
+    // No /proc, or a priority the process may not take: the thread keeps the process's.
+  }
+}
+lowerPriority(workerData?.priority);
 
 const runtimes = new Map();
 const sessions = new Map();

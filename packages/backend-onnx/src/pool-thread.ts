@@ -73,10 +73,12 @@ export class PoolThread {
 
   constructor(
     resourceLimits: ResourceLimits | undefined,
+    /** The thread's nice value on Linux, which the intra-op threads of its sessions inherit; undefined leaves the process's. */
+    priority: number | undefined,
     /** Told once when the thread takes no more work: emptied or dead. */
     private readonly onEnded: () => void,
   ) {
-    this.worker = new Worker(THREAD_SCRIPT, { resourceLimits });
+    this.worker = new Worker(THREAD_SCRIPT, { resourceLimits, workerData: { priority } });
     this.worker.on('message', (reply: Reply) => this.settle(reply));
     this.worker.on('messageerror', (error) => this.lose(`a reply from its worker thread could not be read: ${error.message}`));
     this.worker.on('error', (error) => this.lose(`its worker thread failed: ${error.message}`));

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, test, vi } from 'vitest';
@@ -71,5 +72,26 @@ describe('the execution pool, at its edges', () => {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', child], { cwd: root });
     expect(stderr).not.toMatch(/terminate called/);
     expect(JSON.parse(stdout)).toEqual(Array(3).fill("model 'mlp': the session was released"));
+  });
+
+  test.skipIf(process.platform !== 'linux')('the execution threads, and the intra-op threads their sessions start, run at executionThreadPriority; the event loop keeps its own', async () => {
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const before = new Set(readdirSync('/proc/self/task'));
+    const own = niceOf(String(process.pid));
+    const repo = await TempRepository.create();
+    try {
+      const wide = { parameters: { ...worker.parameters, intra_op_thread_count: { string_value: '2' } } };
+      const loaded = await loadDirect(onnxBackend({ executionThreadPriority: 19 }), repo, 'niced', 'tiny', wide);
+      expect(outputsOf(await loaded.instances[0]!.execute([request(tinyInput(1), [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array([2]));
+      const started = readdirSync('/proc/self/task').filter((tid) => !before.has(tid));
+      // The pool thread and its session's intra-op thread at least (19, the lowest, which any process may take).
+      expect(started.filter((tid) => niceOf(tid) === 19).length).toBeGreaterThanOrEqual(2);
+      expect(niceOf(String(process.pid))).toBe(own);
+      await loaded.instances[0]!.finalize?.();
+      await loaded.model.finalize?.();
+    } finally {
+      await repo.cleanup();
+    }
+    expect(() => onnxBackend({ executionThreadPriority: 20 })).toThrow(/executionThreadPriority must be a whole number from -20 to 19, not 20/);
   });
 });
