@@ -1,6 +1,8 @@
 /**
  * What `server.infer()` adds per request over calling a backend's execute directly,
- * on a no-op backend: sequential, and with 64 concurrent callers.
+ * on a no-op backend: sequential, and with 64 concurrent callers; then 64 callers
+ * sustained for several seconds, window after window (a cost that grows with time, such
+ * as the garbage collector's, shows there).
  * Run: npx -y pnpm@10.34.9 bench:core
  */
 import { median, measureRate, table } from './measure.js';
@@ -35,5 +37,16 @@ for (const concurrency of [1, 64]) {
 }
 console.log(`server.infer() vs backend execute() on a no-op backend, ${CALLS / 10} calls per round, medians of 15 alternating rounds`);
 table(rows);
+
+// Sustained load: short rounds end before the young generation's collections show what
+// survives them. Consecutive windows of 64 callers, each ~1–2 s, one after another.
+const WINDOW_CALLS = 500_000;
+const windows: Array<Record<string, string | number>> = [];
+for (let window = 1; window <= 5; window++) {
+  const { usPerRequest } = await measureRate(callServer, WINDOW_CALLS, 64);
+  windows.push({ window, 'infer() µs/req': usPerRequest });
+}
+console.log(`\nserver.infer() under sustained load: 64 callers, ${WINDOW_CALLS} calls per window, windows back to back`);
+table(windows);
 
 await close();

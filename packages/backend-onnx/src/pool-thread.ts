@@ -28,6 +28,7 @@ const keepAlive = (() => {
 type Crossing = TensorPayload | { readonly type: string; readonly dims: readonly number[]; readonly shared: SharedArrayBuffer; readonly byteLength: number; readonly view: string };
 
 interface Pending {
+  readonly id: number;
   /** Shared buffers holding the run's inputs, given back to the pool with the answer. */
   readonly shared: readonly SharedArrayBuffer[];
   /** Names the session's user in errors: "model 'm'". */
@@ -58,7 +59,12 @@ export interface HostedSession {
  */
 export class PoolThread {
   private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
+  /**
+   * Operations sent and not yet answered, oldest first (the thread answers in order). An
+   * array, not a Map by id: a long-lived Map with a delete per run keeps every run's
+   * objects alive through young-generation collections (core's live-set.ts).
+   */
+  private readonly pending: Pending[] = [];
   private readonly lostListeners = new Set<(reason: string) => void>();
   /** Sessions hosted, by the group (model) that asked, for placing a model's sessions apart. */
   private readonly groups = new Map<string, number>();
@@ -89,7 +95,7 @@ export class PoolThread {
 
   /** Operations sent and not yet answered: runs waiting or running here. */
   get busy(): number {
-    return this.pending.size;
+    return this.pending.length;
   }
 
   /** How many sessions of `group` this thread hosts. */
@@ -205,18 +211,20 @@ export class PoolThread {
         reject(new InferenceError('INTERNAL', `${what}: the inputs could not be sent to the session's worker thread: ${(error as Error).message}`));
         return;
       }
-      if (this.pending.size === 0) keepAlive.hold();
-      this.pending.set(id, { shared, what, resolve, reject });
+      if (this.pending.length === 0) keepAlive.hold();
+      this.pending.push({ id, shared, what, resolve, reject });
     });
   }
 
   private settle(reply: Reply): void {
-    const pending = this.pending.get(reply.id);
-    if (!pending) return;
-    this.pending.delete(reply.id);
+    let at = 0;
+    while (at < this.pending.length && this.pending[at]!.id !== reply.id) at++;
+    if (at === this.pending.length) return;
+    const pending = this.pending[at]!;
+    this.pending.splice(at, 1);
     // The thread has copied the inputs out before it answers.
     for (const buffer of pending.shared) this.buffers.give(buffer);
-    if (this.pending.size === 0) keepAlive.let();
+    if (this.pending.length === 0) keepAlive.let();
     if ('error' in reply) pending.reject(new Error(reply.error));
     else pending.resolve(reply);
   }
@@ -236,8 +244,7 @@ export class PoolThread {
     // ends itself once its run under way returns, and holds the process until then.
     this.worker.ref();
     this.worker.postMessage({ op: 'exit' });
-    if (this.pending.size > 0) keepAlive.let();
-    for (const pending of this.pending.values()) pending.reject(new InferenceError('UNAVAILABLE', `${pending.what}: ${reason}`));
-    this.pending.clear();
+    if (this.pending.length > 0) keepAlive.let();
+    for (const pending of this.pending.splice(0)) pending.reject(new InferenceError('UNAVAILABLE', `${pending.what}: ${reason}`));
   }
 }

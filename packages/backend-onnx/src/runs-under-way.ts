@@ -1,16 +1,22 @@
 /**
- * Counts one model's runs under way, over all its sessions (pooled and inline): "auto"
- * gives a long run the event loop and every core only when it is the model's lone run.
- * Runs that overlap go to the pool's threads, which run them side by side and keep the
- * loop free, where on the loop they would queue behind each other and hold it.
+ * Counts runs under way: one model's over all its sessions (pooled and inline), where
+ * "auto" gives a long run the event loop and every core only when it is the model's
+ * lone run (runs that overlap go to the pool's threads, which run them side by side and
+ * keep the loop free), and one session's, which is released once its runs have ended.
+ * A count, not a Set of runs: a long-lived Set with an add and a delete per run keeps
+ * every run's objects alive through young-generation collections (core's live-set.ts).
  */
 export class RunsUnderWay {
   private count = 0;
+  private waiters: Array<() => void> = [];
   private readonly ended = () => {
-    this.count--;
+    if (--this.count > 0 || this.waiters.length === 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
   };
 
-  /** Whether no run of the model is under way now. */
+  /** Whether no run is under way now. */
   get none(): boolean {
     return this.count === 0;
   }
@@ -20,5 +26,11 @@ export class RunsUnderWay {
     this.count++;
     run.then(this.ended, this.ended);
     return run;
+  }
+
+  /** Resolves once no run is under way. */
+  idle(): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
   }
 }

@@ -1,7 +1,7 @@
 import { emitTritiumWarning, type InstanceHealth } from '@tritium/core/backend';
 import type { InlineLane } from './inline-lane.js';
 import type { OnnxSession, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
-import type { RunsUnderWay } from './runs-under-way.js';
+import { RunsUnderWay } from './runs-under-way.js';
 import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
 
 /** Opens a session on `thread`, with `intraOpThreads` in place of its configured ones when given. */
@@ -27,7 +27,8 @@ export class SessionSlot {
   /** Set when a move failed: this slot stays where it is rather than retry on every run. */
   private stayPut = false;
   private released = false;
-  private readonly running = new Set<Promise<unknown>>();
+  /** The measured runs under way on the current session: a session moved away from is released once they end. */
+  private running!: RunsUnderWay;
   private readonly users: InstanceHealth[] = [];
   /** Where the last run went. */
   lastThread: SessionThread;
@@ -81,14 +82,12 @@ export class SessionSlot {
     this.lastThread = 'worker';
     const session = this.current;
     if (!this.choice.measures(inputBytes) && (this.choice.intraOpThreads === this.width || this.stayPut)) return session.run(feeds, fetches);
-    const run = session.run(feeds, fetches).then((result) => {
-      this.measure(session, result, inputBytes);
-      return result;
-    });
-    this.running.add(run);
-    const done = () => this.running.delete(run);
-    void run.then(done, done);
-    return run;
+    return this.running.track(
+      session.run(feeds, fetches).then((result) => {
+        this.measure(session, result, inputBytes);
+        return result;
+      }),
+    );
   }
 
   /**
@@ -122,8 +121,9 @@ export class SessionSlot {
       const next = await this.openChosen();
       if (this.released) return void (await next.release());
       const old = this.current;
+      const runsOnOld = this.running;
       this.install(next, width);
-      await Promise.allSettled([...this.running]);
+      await runsOnOld.idle();
       await old.release();
     } catch (error) {
       // The old session keeps serving.
@@ -154,6 +154,7 @@ export class SessionSlot {
     this.current = session;
     this.width = width;
     this.runsOnCurrent = 0;
+    this.running = new RunsUnderWay();
     this.stopWatching = session.onLost((reason) => this.track(() => this.replace(session, reason)));
   }
 

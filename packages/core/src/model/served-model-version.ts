@@ -15,6 +15,7 @@ import { InferenceRequest, type ValidatedRequest } from '../scheduling/inference
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { LimitedInstance, type RateLimiter } from '../scheduling/rate-limiter.js';
 import { InstanceRunner } from '../scheduling/instance-runner.js';
+import { LiveSet } from '../scheduling/live-set.js';
 import { ModelOutputs } from '../scheduling/model-outputs.js';
 import type { ResponseSink } from '../scheduling/response-channel.js';
 import { ResponseOrder } from '../scheduling/response-order.js';
@@ -58,7 +59,7 @@ export class ServedModelVersion implements CacheableVersion {
   private readonly outputs: ModelOutputs;
   /** Set when the config asks for responses in arrival order (preserve_ordering). */
   private readonly responseOrder: ResponseOrder | undefined;
-  private readonly outstanding = new Set<InferenceRequest>();
+  private readonly outstanding = new LiveSet<InferenceRequest>();
   /** Requests answered from the response cache, with when their lookup began: they end as cache hits. */
   private readonly cacheHits = new Map<InferenceRequest, number>();
   private idleWaiters: Array<() => void> = [];
@@ -206,7 +207,7 @@ export class ServedModelVersion implements CacheableVersion {
     this.log.verbose(`${where}: unloading, ${this.outstanding.size} request(s) in flight`);
     const drained = this.scheduler.drain().then(() => this.idle());
     if (!(await withTimeout(drained, deadline - performance.now()))) {
-      for (const request of [...this.outstanding]) {
+      for (const request of this.outstanding.toArray()) {
         request.cancel(new InferenceError('UNAVAILABLE', `${request.describe()}: the model was unloaded before the request completed`));
       }
     }
@@ -227,7 +228,7 @@ export class ServedModelVersion implements CacheableVersion {
   /** Requests accepted and not yet executing (Triton's nv_inference_pending_request_count). */
   pendingCount(): number {
     let pending = 0;
-    for (const request of this.outstanding) if (request.executeStart === 0) pending++;
+    for (const request of this.outstanding.toArray()) if (request.executeStart === 0) pending++;
     return pending;
   }
 

@@ -23,7 +23,11 @@ export class InstancePool {
   private readonly runners: (InstanceRunner | undefined)[];
   private readonly health: Health[];
   private readonly free: InstanceRunner[] = [];
-  private readonly busy = new Set<InstanceRunner>();
+  /**
+   * Whether each slot's instance is running, by slot: not a Set of runners, whose add and
+   * delete on every run would rehash a long-lived table (see live-set.ts).
+   */
+  private readonly busy: boolean[];
   /** Slots failed for good: `failure` is read on every dispatch. */
   private failedCount = 0;
   private onAvailable: () => void = () => {};
@@ -36,6 +40,7 @@ export class InstancePool {
   constructor(size: number) {
     this.runners = new Array<InstanceRunner | undefined>(size).fill(undefined);
     this.health = new Array<Health>(size).fill(HEALTHY);
+    this.busy = new Array<boolean>(size).fill(false);
   }
 
   /** The health reporter of slot `index`, handed to the backend with the instance's context. */
@@ -113,7 +118,7 @@ export class InstancePool {
   acquire(): InstanceRunner | undefined {
     if (!this.limiter) {
       const runner = this.free.pop();
-      if (runner) this.busy.add(runner);
+      if (runner) this.busy[this.runners.indexOf(runner)] = true;
       return runner;
     }
     if (this.granted.length === 0) {
@@ -144,8 +149,8 @@ export class InstancePool {
    * then the scheduler hears of it. Returns whether it did.
    */
   release(runner: InstanceRunner): boolean {
-    this.busy.delete(runner);
     const index = this.runners.indexOf(runner);
+    this.busy[index] = false;
     const healthy = this.health[index]!.state === 'healthy';
     if (healthy) this.free.push(runner);
     if (!this.limiter) {
@@ -181,7 +186,7 @@ export class InstancePool {
 
   private take(runner: InstanceRunner): void {
     this.free.splice(this.free.indexOf(runner), 1);
-    this.busy.add(runner);
+    this.busy[this.runners.indexOf(runner)] = true;
   }
 
   /** The idle, healthy, not yet staged slot that the limiter would choose first. */
@@ -225,7 +230,7 @@ export class InstancePool {
     this.health[index] = health;
     if (health.state === 'failed') this.failedCount++;
     const runner = this.runners[index];
-    if (!runner || this.busy.has(runner)) {
+    if (!runner || this.busy[index]) {
       // Not in service yet, or running: attach() and release() read the new health.
       if (health.state === 'failed') this.onAvailable();
       return;
