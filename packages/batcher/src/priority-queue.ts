@@ -53,7 +53,15 @@ export class PriorityQueue<T extends QueuedItem> {
   private readonly levels: Level<T>[] = [];
   /** every level's waiting and delayed lists, in service order */
   private readonly lists: SlotList<T>[] = [];
-  private readonly slots = new Map<T, QueueSlot<T>>();
+  /**
+   * Each queued item's slot, for remove(). A WeakMap, not a Map: a long-lived Map with a
+   * set and a delete per item leaves, at each rehash, a dead old-generation table that
+   * points at the new one and at its items, and V8's young-generation collections take
+   * such pointers as roots, so every item and what it reached was promoted.
+   */
+  private readonly slots = new WeakMap<T, QueueSlot<T>>();
+  /** items queued: a WeakMap has no size */
+  private count = 0;
   private readonly deadlines = new DeadlineHeap<T>();
   /** REJECT expiries not yet taken, in deadline order */
   private expired: QueueSlot<T>[] = [];
@@ -76,7 +84,7 @@ export class PriorityQueue<T extends QueuedItem> {
 
   /** items queued (not removed, taken or expired) */
   get size(): number {
-    return this.slots.size;
+    return this.count;
   }
 
   enqueue(item: T, now: number): EnqueueResult {
@@ -89,6 +97,7 @@ export class PriorityQueue<T extends QueuedItem> {
     const slot = new QueueSlot(item, this.arrivals++, now, timeout > 0 ? now + timeout : Infinity);
     level.waiting.push(slot);
     this.slots.set(item, slot);
+    this.count++;
     if (timeout > 0) this.deadlines.push(slot);
     return QUEUED;
   }
@@ -172,5 +181,6 @@ export class PriorityQueue<T extends QueuedItem> {
     slot.list!.remove(slot);
     if (slot.heapIndex >= 0) this.deadlines.remove(slot);
     this.slots.delete(slot.item);
+    this.count--;
   }
 }
