@@ -4,12 +4,18 @@ import type { Socket } from 'node:net';
 import type { ClosingConnections } from '../http-listener.js';
 import { errorJson } from './http-errors.js';
 
-/** One client connection. */
+/**
+ * One client connection. Its per-request lists are arrays, not a Map and a Set: a
+ * keep-alive connection lives long, and a long-lived Map or Set with an add and a delete
+ * per request leaves, at each rehash, a dead old-generation table pointing at the new one
+ * and at the requests it held, which V8's young-generation collections take as roots,
+ * so every request and response would be promoted (core's live-set.ts).
+ */
 interface Connection {
   /** Its requests whose responses have not closed, oldest first (a client may pipeline several). */
-  readonly requests: Map<IncomingMessage, ServerResponse>;
+  readonly requests: Array<{ readonly req: IncomingMessage; readonly res: ServerResponse }>;
   /** Cancels what its requests started, should the client go before their answers are sent. */
-  readonly cancels: Set<() => void>;
+  readonly cancels: Array<() => void>;
   /** The answer to a malformed request, held until the answers to the requests before it are sent. */
   refusal: string | undefined;
 }
@@ -27,11 +33,11 @@ export class Connections implements ClosingConnections {
 
   constructor(http: Server) {
     http.on('connection', (socket: Socket) => {
-      const connection: Connection = { requests: new Map(), cancels: new Set(), refusal: undefined };
+      const connection: Connection = { requests: [], cancels: [], refusal: undefined };
       this.open.set(socket, connection);
       socket.once('close', () => {
         this.open.delete(socket);
-        for (const cancel of connection.cancels) cancel();
+        for (const cancel of connection.cancels.splice(0)) cancel();
       });
     });
     http.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => this.refuse(error, socket));
@@ -41,10 +47,11 @@ export class Connections implements ClosingConnections {
   accept(req: IncomingMessage, res: ServerResponse): void {
     const connection = this.open.get(req.socket);
     if (!connection) return;
-    connection.requests.set(req, res);
+    const entry = { req, res };
+    connection.requests.push(entry);
     if (this.closing) res.shouldKeepAlive = false;
     res.once('close', () => {
-      connection.requests.delete(req);
+      remove(connection.requests, entry);
       this.settle(req.socket, connection);
     });
   }
@@ -53,8 +60,8 @@ export class Connections implements ClosingConnections {
   cancelOnDisconnect(req: IncomingMessage, res: ServerResponse, cancel: () => void): void {
     const connection = this.open.get(req.socket);
     if (!connection || req.socket.destroyed) return cancel();
-    connection.cancels.add(cancel);
-    res.once('finish', () => connection.cancels.delete(cancel));
+    connection.cancels.push(cancel);
+    res.once('finish', () => remove(connection.cancels, cancel));
   }
 
   /**
@@ -66,7 +73,7 @@ export class Connections implements ClosingConnections {
   beginClosing(): void {
     this.closing = true;
     for (const [socket, connection] of this.open) {
-      const newest = [...connection.requests.values()].at(-1);
+      const newest = connection.requests.at(-1)?.res;
       if (newest && !newest.headersSent) newest.shouldKeepAlive = false;
       this.settle(socket, connection);
     }
@@ -81,11 +88,11 @@ export class Connections implements ClosingConnections {
   private settle(socket: Socket, connection: Connection): void {
     // The common case, after every answer: nothing held, not closing, so nothing to look at.
     if (connection.refusal === undefined && !this.closing) return;
-    const onlyIncomplete = [...connection.requests.keys()].every((req) => !req.complete);
+    const onlyIncomplete = connection.requests.every(({ req }) => !req.complete);
     if (connection.refusal !== undefined && onlyIncomplete) {
       if (socket.writable) socket.end(connection.refusal);
       connection.refusal = undefined;
-    } else if (this.closing && connection.requests.size === 0) {
+    } else if (this.closing && connection.requests.length === 0) {
       socket.destroySoon();
     } else if (this.closing && onlyIncomplete) {
       socket.destroy();
@@ -102,6 +109,12 @@ export class Connections implements ClosingConnections {
     connection.refusal = refusal(error);
     this.settle(socket, connection);
   }
+}
+
+/** Takes `item` out of `list` (a connection's few requests in flight), where it is. */
+function remove<T>(list: T[], item: T): void {
+  const at = list.indexOf(item);
+  if (at !== -1) list.splice(at, 1);
 }
 
 /** The raw answer to a request Node's parser refused: the status and the reason, and the connection closes. */
