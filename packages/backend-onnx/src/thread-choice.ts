@@ -75,9 +75,10 @@ interface SizeBand {
   /**
    * Timed inline: a trial (not yet `inline`), or a size a trial sent inline, which goes on
    * being timed. Its runs there (after the warm-up ones), the pool's round trip (run and
-   * handoff, as measured) a trial must beat, and the windows in a row too long for the loop.
+   * handoff, as measured) a trial must beat, the windows in a row too long for the loop,
+   * and whether its last window's runs held the loop for INLINE_MAX_MICROSECONDS or more.
    */
-  timed?: { readonly runs: number[]; warmUps: number; readonly poolRoundTrip: number; readonly measured: string; longWindows: number };
+  timed?: { readonly runs: number[]; warmUps: number; readonly poolRoundTrip: number; readonly measured: string; longWindows: number; holdsLoop: boolean };
 }
 
 /**
@@ -99,9 +100,10 @@ interface SizeBand {
  * measured so goes inline. A band too long for that on the pool, but short enough that it
  * may fit the loop, is timed inline for a window (a trial): it stays inline when its run
  * there fits LOOP_HOLD_MAX_MICROSECONDS and beats the pool's round trip, and is timed there
- * again every WINDOWS_BETWEEN_TRIALS windows on the pool otherwise. Such a band (timed
- * inline, or inline by a trial) takes the loop only for a lone run: a run that overlaps
- * another of the model's goes to the pool, whose threads run them side by side. A band on the pool goes
+ * again every WINDOWS_BETWEEN_TRIALS windows on the pool otherwise. A band inline by a
+ * trial whose runs there take INLINE_MAX_MICROSECONDS or more takes the loop only for a
+ * lone run: a run that overlaps another of the model's goes to the pool, whose threads
+ * run them side by side. A band on the pool goes
  * on being measured, window after window, and goes inline once FITTING_WINDOWS_TO_MOVE
  * windows in a row say it fits: a machine busy when a size was first measured does not
  * keep it off the loop for good. A band a trial sent inline goes on being timed, and goes
@@ -173,14 +175,17 @@ export class ThreadChoice {
 
   /**
    * Whether a run with this many bytes of input goes to the inline session: its size runs
-   * there, or is timed there. A size timed inline (a long run, which holds the loop) goes
-   * there only when `alone`, no other run of the model being under way: overlapping runs
-   * would queue on the loop, holding it for each, where the pool runs them side by side.
+   * there, or is timed there. A size a trial sent inline whose runs there hold the loop
+   * for INLINE_MAX_MICROSECONDS or more goes there only when `alone`, no other run of the
+   * model being under way: overlapping runs would queue on the loop, holding it for each,
+   * where the pool runs them side by side. (A trial's own runs all go inline, so that it
+   * decides whatever the load.)
    */
   runsInline(inputBytes: number, alone = true): boolean {
     const band = this.bands.get(bandOf(inputBytes));
     if (!band || this.inlineRefused !== undefined) return false;
-    return band.timed !== undefined ? alone : band.inline === true;
+    if (band.timed === undefined) return band.inline === true;
+    return alone || !(band.inline && band.timed.holdsLoop);
   }
 
   /** Whether runs of this size are timed inline: recordInline() wants their times. */
@@ -252,6 +257,7 @@ export class ThreadChoice {
     const run = quantile(timed.runs, 0.25);
     timed.runs.length = 0;
     const measured = `${timed.measured}; timed inline: run ${run.toFixed(0)} µs (lower quartile)`;
+    timed.holdsLoop = run >= INLINE_MAX_MICROSECONDS;
     const tooLong = `runs too long to hold the event loop (${measured})`;
     if (band.inline) {
       // Inline by a trial: back to the pool only when windows in a row say it no longer fits.
@@ -261,7 +267,10 @@ export class ThreadChoice {
     }
     if (run > LOOP_HOLD_MAX_MICROSECONDS) return this.endTiming(band, tooLong);
     if (run >= timed.poolRoundTrip) return this.endTiming(band, `the pool's round trip is shorter than a run inline (${measured}, round trip ${timed.poolRoundTrip.toFixed(0)} µs)`);
-    this.goInline(band, measured, 'a lone run timed inline fits the event loop and is shorter than the round trip to a worker; runs that overlap go to worker threads');
+    const why = timed.holdsLoop
+      ? 'a lone run timed inline fits the event loop and is shorter than the round trip to a worker; runs that overlap go to worker threads'
+      : 'a run timed inline fits the event loop and is shorter than the round trip to a worker';
+    this.goInline(band, measured, why);
   }
 
   /**
@@ -276,7 +285,7 @@ export class ThreadChoice {
   private startTrial(band: SizeBand, poolRoundTrip: number, measured: string): void {
     band.pool = undefined;
     this.inlineWide = true;
-    band.timed = { runs: [], warmUps: 0, poolRoundTrip, measured, longWindows: 0 };
+    band.timed = { runs: [], warmUps: 0, poolRoundTrip, measured, longWindows: 0, holdsLoop: false };
     this.decided();
   }
 

@@ -346,17 +346,24 @@ describe('the thread choice', () => {
     expect([narrow.timesInline(65536), narrow.runsInline(65536)]).toEqual([false, false]);
   });
 
-  test('auto gives a long size the event loop only for a lone run: runs that overlap another of the model go to the pool, short sizes inline stay so', () => {
+  test('auto gives a size whose runs hold the loop the event loop only for a lone run: runs that overlap another of the model go to the pool', () => {
     const choice = widened();
     measure(choice, 1024, 40, 300);
     measure(choice, 65536, 1700, 300);
-    // Being timed inline: a lone run is, an overlapping one is not.
-    expect([choice.runsInline(65536, true), choice.runsInline(65536, false), choice.timesInline(65536)]).toEqual([true, false, true]);
+    // A trial times every run inline, overlapping or not, so that it decides under any load.
+    expect([choice.runsInline(65536, true), choice.runsInline(65536, false), choice.timesInline(65536)]).toEqual([true, true, true]);
     timeInline(choice, 65536, 1200);
-    expect(choice.reason).toMatch(/^auto, inline for 1 KiB–2 KiB, 64 KiB–128 KiB of input/);
-    // Inline by its trial: still only when alone. A short size inline runs there either way.
+    expect(choice.reason).toMatch(/^auto, inline for 1 KiB–2 KiB, 64 KiB–128 KiB of input: a lone run timed inline fits the event loop .*; runs that overlap go to worker threads/);
+    // Inline by its trial, 1.2 ms a run: only when alone. A short size inline runs there either way.
     expect([choice.runsInline(65536, true), choice.runsInline(65536, false)]).toEqual([true, false]);
     expect([choice.runsInline(1024, true), choice.runsInline(1024, false)]).toEqual([true, true]);
+    // A trial whose runs inline are short (the MLP's batch of 1 measured slow on the pool): inline for overlapping runs too.
+    const short = widened();
+    measure(short, 1024, INLINE_MAX_MICROSECONDS + 50, 300);
+    expect(short.timesInline(1024)).toBe(true);
+    timeInline(short, 1024, INLINE_MAX_MICROSECONDS - 150);
+    expect([short.runsInline(1024, true), short.runsInline(1024, false)]).toEqual([true, true]);
+    expect(short.reason).toMatch(/^auto, inline for 1 KiB–2 KiB of input: a run timed inline fits the event loop and is shorter than the round trip to a worker \(/);
   });
 
   test('RunsUnderWay counts a run until it settles, fulfilled or rejected', async () => {
