@@ -51,8 +51,7 @@ export type SequenceBatchDecision<T> =
 export class SequenceBatcher<T extends SequenceItem> {
   /** One sequence per key: a START after an END queues behind it rather than running beside it. */
   private readonly sequences = new Map<string, Sequence<T>>();
-  /** The sequence of each queued or running item. */
-  /** Each item's sequence. A WeakMap, not a Map: a set and a delete per item on a long-lived Map get every item promoted (see priority-queue.ts). */
+  /** The sequence of each queued or running item: a WeakMap, since a set and a delete per item on a long-lived Map get every item promoted (see priority-queue.ts). */
   private readonly owners = new WeakMap<T, Sequence<T>>();
   private readonly slots: SequenceSlots<Sequence<T>>;
   /** Sequences waiting for a slot; a Set keeps arrival order and deletes in O(1). */
