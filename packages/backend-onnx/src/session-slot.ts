@@ -41,7 +41,7 @@ export class SessionSlot {
     private readonly choice: ThreadChoice,
     /** Names the slot's model in warnings. */
     private readonly what: string,
-    /** The model's runs under way, over all its slots: counted under "auto". */
+    /** The model's runs under way, over all its slots: counted under "auto" once the choice asks whether a run is alone. */
     private readonly runs: RunsUnderWay,
     /** The model's inline session for short runs, under "auto". */
     private readonly lane?: InlineLane,
@@ -58,6 +58,8 @@ export class SessionSlot {
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
     // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
     if (this.choice.requested !== 'auto') return this.current.run(feeds, fetches);
+    // Counted only once it matters: most models never have a size that holds the loop.
+    if (!this.choice.asksAlone) return this.runAuto(feeds, fetches, true);
     return this.runs.track(this.runAuto(feeds, fetches, this.runs.none));
   }
 

@@ -129,6 +129,12 @@ export class ThreadChoice {
    * hold the loop at each open.
    */
   private inlineWide = false;
+  /**
+   * Set once a size's runs timed inline hold the loop (INLINE_MAX_MICROSECONDS or more):
+   * from then on whether a run is the model's lone one matters (runsInline's `alone`), so
+   * the model's runs are counted; before, no run pays for the count.
+   */
+  private loopHeld = false;
   /** Why the model runs where it does: the rule while measuring, then what was decided. */
   reason: string;
   constructor(
@@ -186,6 +192,11 @@ export class ThreadChoice {
     if (!band || this.inlineRefused !== undefined) return false;
     if (band.timed === undefined) return band.inline === true;
     return alone || !(band.inline && band.timed.holdsLoop);
+  }
+
+  /** Whether runsInline() needs to know if a run is the model's lone one: some size's runs inline have held the loop. */
+  get asksAlone(): boolean {
+    return this.loopHeld;
   }
 
   /** Whether runs of this size are timed inline: recordInline() wants their times. */
@@ -258,6 +269,7 @@ export class ThreadChoice {
     timed.runs.length = 0;
     const measured = `${timed.measured}; timed inline: run ${run.toFixed(0)} µs (lower quartile)`;
     timed.holdsLoop = run >= INLINE_MAX_MICROSECONDS;
+    if (timed.holdsLoop) this.loopHeld = true;
     const tooLong = `runs too long to hold the event loop (${measured})`;
     if (band.inline) {
       // Inline by a trial: back to the pool only when windows in a row say it no longer fits.

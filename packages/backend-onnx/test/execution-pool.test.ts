@@ -74,6 +74,7 @@ describe('the execution pool, at its edges', () => {
     expect(JSON.parse(stdout)).toEqual(Array(3).fill("model 'mlp': the session was released"));
   });
 
+  if (process.platform !== 'linux') console.log(`skipping the execution threads' priority test: a thread's own nice value is Linux's (this is ${process.platform})`);
   test.skipIf(process.platform !== 'linux')('the execution threads, and the intra-op threads their sessions start, run at executionThreadPriority; the event loop keeps its own', async () => {
     const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
     const before = new Set(readdirSync('/proc/self/task'));
