@@ -25,7 +25,7 @@ const written = (entries: Entry[], id: number) => entries.filter((e) => e.id ===
 const traced = (file: string, rate = 1) => ({ trace_level: ['TIMESTAMPS'] as const, trace_rate: rate, trace_file: file });
 /**
  * Waits until `ms` have passed by performance.now(): a timer alone can fire early by that
- * clock, as it counts from the event loop's cached time (2.2 ms for a 3 ms timer, once, in CI).
+ * clock, as it counts whole milliseconds from the event loop's cached time (2.2 ms for a 3 ms timer, once, in CI).
  */
 async function sleep(ms: number): Promise<void> {
   const until = performance.now() + ms;
