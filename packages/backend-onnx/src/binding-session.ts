@@ -1,13 +1,28 @@
 import { createRequire } from 'node:module';
 import type { RunResult, TensorPayload } from './onnx-session.js';
-import type { Ort, OrtFeeds, OrtResults, OrtSessionOptions, OrtTensor } from './runtime.js';
+import type { Ort, OrtResults, OrtSessionOptions } from './runtime.js';
 
 /** onnxruntime-node's native session as its binding exposes it (onnxruntime-node/dist/binding). */
 interface NativeSession {
   loadModel(path: string, options: OrtSessionOptions): void;
-  run(feeds: OrtFeeds, fetches: Record<string, null>, options: object): OrtResults;
+  run(feeds: Record<string, NativeFeed>, fetches: Record<string, null>, options: object): OrtResults;
   dispose(): void;
 }
+
+/**
+ * A feed as the 1.30 binding reads it: these four properties and no more. An `ort.Tensor`
+ * has them too, but `location` and `data` are getters, which the binding calls through
+ * N-API: a plain object saves ~0.9 µs a run (the tiny model's call: 8.4 → 7.5 µs).
+ */
+interface NativeFeed {
+  readonly type: string;
+  readonly dims: readonly number[];
+  readonly data: TensorPayload['data'];
+  readonly location: 'cpu';
+}
+
+/** The onnxruntime-node whose binding this code knows. */
+const KNOWN_VERSION = /^1\.30\./;
 
 interface NativeBinding {
   binding: { InferenceSession: new () => NativeSession };
@@ -22,16 +37,14 @@ interface NativeBinding {
  * file only, with no metadata: the lane serves a model already opened on the pool.
  */
 export class BindingSession {
-  private constructor(
-    private readonly ort: Ort,
-    private readonly native: NativeSession,
-  ) {}
+  private constructor(private readonly native: NativeSession) {}
 
   /**
-   * The binding of the onnxruntime-node that `ort` is, when it has the shape this code
-   * knows (1.30); undefined otherwise, and the lane then uses the public API.
+   * The binding of the onnxruntime-node that `ort` is, when it is the version and has the
+   * shape this code knows (1.30); undefined otherwise, and the lane then uses the public API.
    */
   static opener(ort: Ort): ((path: string, options: OrtSessionOptions) => BindingSession) | undefined {
+    if (!KNOWN_VERSION.test(ort.env.versions.node ?? '')) return undefined;
     let loaded: NativeBinding;
     try {
       loaded = createRequire(import.meta.url)('onnxruntime-node/dist/binding') as NativeBinding;
@@ -46,20 +59,19 @@ export class BindingSession {
       loaded.initOrt();
       const native = new Native();
       native.loadModel(path, options);
-      return new BindingSession(ort, native);
+      return new BindingSession(native);
     };
   }
 
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): RunResult {
-    const { Tensor } = this.ort;
-    const tensors: Record<string, OrtTensor> = {};
+    const native: Record<string, NativeFeed> = {};
     for (const name in feeds) {
       const { type, data, dims } = feeds[name]!;
-      tensors[name] = new Tensor(type as 'float32', data as Float32Array, dims);
+      native[name] = { type, dims, data, location: 'cpu' };
     }
     const wanted: Record<string, null> = {};
     for (const name of fetches) wanted[name] = null;
-    return { outputs: this.native.run(tensors, wanted, {}) as Record<string, TensorPayload> };
+    return { outputs: this.native.run(native, wanted, {}) as Record<string, TensorPayload> };
   }
 
   release(): void {
