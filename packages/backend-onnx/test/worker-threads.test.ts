@@ -10,7 +10,6 @@ import type { OnnxInstance } from '../src/onnx-instance.js';
 import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSECONDS, LOOP_HOLD_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS, WINDOWS_BETWEEN_TRIALS } from '../src/thread-choice.js';
 import { ExecutionPool } from '../src/execution-pool.js';
 import { InlineLane } from '../src/inline-lane.js';
-import { RunsUnderWay } from '../src/runs-under-way.js';
 import { RuntimeLoader } from '../src/runtime.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { DETACHED, fp32, HealthLog, loadDirect, mlpExpected, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
@@ -361,21 +360,6 @@ describe('the thread choice', () => {
     timeInline(short, 1024, INLINE_MAX_MICROSECONDS - 150);
     expect([short.runsInline(1024, true), short.runsInline(1024, false)]).toEqual([true, true]);
     expect(short.reason).toMatch(/^auto, inline for 1 KiB–2 KiB of input: a run timed inline fits the event loop and is shorter than the round trip to a worker \(/);
-  });
-
-  test('RunsUnderWay counts a run until it settles, fulfilled or rejected', async () => {
-    const runs = new RunsUnderWay();
-    let finish!: () => void;
-    let fail!: (error: Error) => void;
-    const first = runs.track(new Promise<void>((resolve) => (finish = resolve)));
-    const second = runs.track(new Promise<void>((_, reject) => (fail = reject)));
-    expect(runs.none).toBe(false);
-    finish();
-    await first;
-    expect(runs.none).toBe(false);
-    fail(new Error('the run failed'));
-    await expect(second).rejects.toThrow('the run failed');
-    expect(runs.none).toBe(true);
   });
 
   test('auto widens a model whose runs are long enough to split, measures every size again on the wider sessions, and sends the short ones inline', () => {

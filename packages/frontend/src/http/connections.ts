@@ -7,9 +7,7 @@ import { errorJson } from './http-errors.js';
 /**
  * One client connection. Its per-request lists are arrays, not a Map and a Set: a
  * keep-alive connection lives long, and a long-lived Map or Set with an add and a delete
- * per request leaves, at each rehash, a dead old-generation table pointing at the new one
- * and at the requests it held, which V8's young-generation collections take as roots,
- * so every request and response would be promoted (core's live-set.ts).
+ * per request gets every request and response promoted by V8 (see core's live-set.ts).
  */
 interface Connection {
   /** Its requests whose responses have not closed, oldest first (a client may pipeline several). */
