@@ -203,7 +203,7 @@ export class OnnxInstance implements BackendInstance {
     if (fetches.length === 0) return batch.map(() => ({}));
     // Only the execution's first run tells when its inputs were ready.
     const inputsReady = firstRun && report ? performance.now() : undefined;
-    const { outputs: results, ranFrom, ranTo } = await this.slot.run(feeds, fetches);
+    const { outputs: results, ranFrom, ranTo } = await this.slot.run(feeds, fetches, batch.length);
     // A pool thread's own run times; inline, the run is the call.
     if (firstRun) report?.inputsReady(ranFrom ?? inputsReady);
     report?.outputsStarted(ranTo);

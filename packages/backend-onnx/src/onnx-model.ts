@@ -4,7 +4,6 @@ import type { ExecutionPool } from './execution-pool.js';
 import type { BackendInstance, BackendModel, InstanceContext, ModelContext, NormalizedModelConfig } from '@tritium/core/backend';
 import { resolveModelFile } from './model-file.js';
 import { OnnxInstance } from './onnx-instance.js';
-import { RunsUnderWay } from './runs-under-way.js';
 import type { LoadedModel } from './onnx-instance.js';
 import type { OnnxSession } from './onnx-session.js';
 import type { OrtSessionOptions, SelectedRuntime } from './runtime.js';
@@ -42,8 +41,6 @@ export class OnnxModel implements BackendModel {
   private readonly shared = new Map<string, Promise<SessionSlot>>();
   /** The inline lanes of "auto", by placement. */
   private readonly lanes = new Map<string, InlineLane>();
-  /** The runs under way on any of the model's sessions, which "auto" reads. */
-  private readonly runs = new RunsUnderWay();
   private spare: { key: string; session: OnnxSession } | undefined;
 
   private constructor(
@@ -53,6 +50,8 @@ export class OnnxModel implements BackendModel {
     private readonly choice: ThreadChoice,
     private readonly pool: ExecutionPool,
     private readonly group: string,
+    /** The server's count of the version's requests in flight, which "auto" reads. */
+    private readonly requestsInFlight: () => number,
     first: { key: string; session: OnnxSession },
     fallbackReason: string | undefined,
   ) {
@@ -90,7 +89,7 @@ export class OnnxModel implements BackendModel {
       validateConfigAgainstModel(config, signature);
       const scalarOutputs = new Set(signature.outputs.filter((o) => o.dims.length === 0).map((o) => o.name));
       const loaded: LoadedModel = { name: context.name, config, runtime, scalarOutputs };
-      return new OnnxModel(loaded, modelFile, share, choice, pool, group, { key: keyOf(firstPlacement), session }, selected.fallbackReason);
+      return new OnnxModel(loaded, modelFile, share, choice, pool, group, () => context.requestsInFlight(), { key: keyOf(firstPlacement), session }, selected.fallbackReason);
     } catch (error) {
       await session.release();
       throw error;
@@ -145,7 +144,7 @@ export class OnnxModel implements BackendModel {
       firstWidth = this.choice.intraOpThreads;
       first = await open(this.choice.thread, firstWidth);
     }
-    const slot = new SessionSlot(first, firstWidth, open, this.choice, `model '${name}'`, this.runs, this.laneFor(key, spec));
+    const slot = new SessionSlot(first, firstWidth, open, this.choice, `model '${name}'`, this.requestsInFlight, this.laneFor(key, spec));
     this.slots.push(slot);
     return slot;
   }

@@ -1,10 +1,8 @@
 /**
- * Counts runs under way: one model's over all its sessions (pooled and inline), where
- * "auto" gives a long run the event loop and every core only when it is the model's
- * lone run (runs that overlap go to the pool's threads, which run them side by side and
- * keep the loop free), and one session's, which is released once its runs have ended.
- * A count, not a Set of runs: a long-lived Set with an add and a delete per run keeps
- * every run's objects alive through young-generation collections (core's live-set.ts).
+ * Counts one session's runs under way, so that a session moved away from is released
+ * once its runs have ended. A count, not a Set of runs: a long-lived Set with an add and
+ * a delete per run keeps every run's objects alive through young-generation collections
+ * (core's live-set.ts).
  */
 export class RunsUnderWay {
   private count = 0;
@@ -15,11 +13,6 @@ export class RunsUnderWay {
     this.waiters = [];
     for (const resolve of waiters) resolve();
   };
-
-  /** Whether no run is under way now. */
-  get none(): boolean {
-    return this.count === 0;
-  }
 
   /** Counts `run` until it settles, and returns it. */
   track<T>(run: Promise<T>): Promise<T> {

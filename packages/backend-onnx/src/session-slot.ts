@@ -14,7 +14,7 @@ export type SessionOpener = (thread: SessionThread, intraOpThreads: number | und
  * when the model's ThreadChoice widens its sessions, the slot reopens its own, and the
  * old session is released when the runs already on it end. Runs of the sizes the
  * choice sends inline go to the model's inline lane instead, once it is open (the long
- * ones only when no other run of the model is under way).
+ * ones only when they serve every request the model has in flight).
  */
 export class SessionSlot {
   private current!: OnnxSession;
@@ -41,8 +41,8 @@ export class SessionSlot {
     private readonly choice: ThreadChoice,
     /** Names the slot's model in warnings. */
     private readonly what: string,
-    /** The model's runs under way, over all its slots: counted under "auto" once the choice asks whether a run is alone. */
-    private readonly runs: RunsUnderWay,
+    /** The server's count of the model's requests in flight (waiting or executing), which tells "auto" whether a run is the model's lone one. */
+    private readonly requestsInFlight: () => number,
     /** The model's inline session for short runs, under "auto". */
     private readonly lane?: InlineLane,
   ) {
@@ -55,15 +55,17 @@ export class SessionSlot {
     this.users.push(health);
   }
 
-  run(feeds: Record<string, TensorPayload>, fetches: readonly string[]): Promise<RunResult> {
+  /** Runs `feeds` for the `requests` requests of a batch. */
+  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], requests: number): Promise<RunResult> {
     // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
     if (this.choice.requested !== 'auto') return this.current.run(feeds, fetches);
-    // Counted only once it matters: most models never have a size that holds the loop.
-    if (!this.choice.asksAlone) return this.runAuto(feeds, fetches, true);
-    return this.runs.track(this.runAuto(feeds, fetches, this.runs.none));
+    // Alone: no other request of the model waits or runs. Runs under way alone would not
+    // tell: a long run inline holds the loop until it ends, so the next one would always
+    // find none under way, and callers that overlap would queue on the loop for good.
+    return this.runAuto(feeds, fetches, this.requestsInFlight() <= requests);
   }
 
-  /** A run under "auto": inline where the choice says so for its size (`alone`: no other run of the model is under way), else on the pool, measured. */
+  /** A run under "auto": inline where the choice says so for its size (`alone`: it serves every request the model has in flight), else on the pool, measured. */
   private runAuto(feeds: Record<string, TensorPayload>, fetches: readonly string[], alone: boolean): Promise<RunResult> {
     const inputBytes = bytesOf(feeds);
     if (this.lane?.ready && this.choice.runsInline(inputBytes, alone)) {

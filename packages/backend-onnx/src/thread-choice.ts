@@ -102,9 +102,9 @@ interface SizeBand {
  * there fits LOOP_HOLD_MAX_MICROSECONDS and beats the pool's round trip, and is timed there
  * again every WINDOWS_BETWEEN_TRIALS windows on the pool otherwise. A band inline by a
  * trial whose runs there take INLINE_MAX_MICROSECONDS or more takes the loop only for a
- * lone run: a run that overlaps another of the model's goes to the pool, whose threads
- * run them side by side. A band on the pool goes
- * on being measured, window after window, and goes inline once FITTING_WINDOWS_TO_MOVE
+ * lone run, one that serves every request the model has in flight: while others wait or
+ * run, its runs go to the pool, whose threads run them side by side. A band on the pool
+ * goes on being measured, window after window, and goes inline once FITTING_WINDOWS_TO_MOVE
  * windows in a row say it fits: a machine busy when a size was first measured does not
  * keep it off the loop for good. A band a trial sent inline goes on being timed, and goes
  * back to the pool after FITTING_WINDOWS_TO_MOVE windows in a row too long for the loop;
@@ -129,12 +129,6 @@ export class ThreadChoice {
    * hold the loop at each open.
    */
   private inlineWide = false;
-  /**
-   * Set once a size's runs timed inline hold the loop (INLINE_MAX_MICROSECONDS or more):
-   * from then on whether a run is the model's lone one matters (runsInline's `alone`), so
-   * the model's runs are counted; before, no run pays for the count.
-   */
-  private loopHeld = false;
   /** Why the model runs where it does: the rule while measuring, then what was decided. */
   reason: string;
   constructor(
@@ -182,21 +176,16 @@ export class ThreadChoice {
   /**
    * Whether a run with this many bytes of input goes to the inline session: its size runs
    * there, or is timed there. A size a trial sent inline whose runs there hold the loop
-   * for INLINE_MAX_MICROSECONDS or more goes there only when `alone`, no other run of the
-   * model being under way: overlapping runs would queue on the loop, holding it for each,
-   * where the pool runs them side by side. (A trial's own runs all go inline, so that it
-   * decides whatever the load.)
+   * for INLINE_MAX_MICROSECONDS or more goes there only when `alone`, the run serving
+   * every request the model has in flight: overlapping requests would queue on the loop,
+   * holding it for each, where the pool runs them side by side. (A trial's own runs all go
+   * inline, so that it decides whatever the load.)
    */
   runsInline(inputBytes: number, alone = true): boolean {
     const band = this.bands.get(bandOf(inputBytes));
     if (!band || this.inlineRefused !== undefined) return false;
     if (band.timed === undefined) return band.inline === true;
     return alone || !(band.inline && band.timed.holdsLoop);
-  }
-
-  /** Whether runsInline() needs to know if a run is the model's lone one: some size's runs inline have held the loop. */
-  get asksAlone(): boolean {
-    return this.loopHeld;
   }
 
   /** Whether runs of this size are timed inline: recordInline() wants their times. */
@@ -269,7 +258,6 @@ export class ThreadChoice {
     timed.runs.length = 0;
     const measured = `${timed.measured}; timed inline: run ${run.toFixed(0)} µs (lower quartile)`;
     timed.holdsLoop = run >= INLINE_MAX_MICROSECONDS;
-    if (timed.holdsLoop) this.loopHeld = true;
     const tooLong = `runs too long to hold the event loop (${measured})`;
     if (band.inline) {
       // Inline by a trial: back to the pool only when windows in a row say it no longer fits.

@@ -1,31 +1,38 @@
 import { expect, test } from 'vitest';
 import { RunsUnderWay } from '../src/runs-under-way.js';
 
-test('RunsUnderWay counts a run until it settles, fulfilled or rejected', async () => {
+/** Whether `promise` has settled once pending callbacks have run. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => (done = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+test('idle() waits for every run tracked, fulfilled or rejected', async () => {
   const runs = new RunsUnderWay();
   let finish!: () => void;
   let fail!: (error: Error) => void;
   const first = runs.track(new Promise<void>((resolve) => (finish = resolve)));
   const second = runs.track(new Promise<void>((_, reject) => (fail = reject)));
-  expect(runs.none).toBe(false);
+  const idle = runs.idle();
+  expect(await settled(idle)).toBe(false);
   finish();
   await first;
-  expect(runs.none).toBe(false);
+  expect(await settled(idle)).toBe(false);
   fail(new Error('the run failed'));
   await expect(second).rejects.toThrow('the run failed');
-  expect(runs.none).toBe(true);
+  expect(await settled(idle)).toBe(true);
 });
 
-test('idle() resolves once the last run under way has settled, at once when none is', async () => {
+test('idle() resolves at once when no run is under way, and again after runs end', async () => {
   const runs = new RunsUnderWay();
-  await runs.idle();
+  expect(await settled(runs.idle())).toBe(true);
   let finish!: () => void;
   runs.track(new Promise<void>((resolve) => (finish = resolve)));
-  let idle = false;
-  const waiting = runs.idle().then(() => (idle = true));
-  await Promise.resolve();
-  expect(idle).toBe(false);
+  const waiting = runs.idle();
+  expect(await settled(waiting)).toBe(false);
   finish();
-  await waiting;
-  expect([idle, runs.none]).toEqual([true, true]);
+  expect(await settled(waiting)).toBe(true);
+  expect(await settled(runs.idle())).toBe(true);
 });

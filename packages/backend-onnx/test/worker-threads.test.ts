@@ -10,6 +10,8 @@ import type { OnnxInstance } from '../src/onnx-instance.js';
 import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSECONDS, LOOP_HOLD_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS, WINDOWS_BETWEEN_TRIALS } from '../src/thread-choice.js';
 import { ExecutionPool } from '../src/execution-pool.js';
 import { InlineLane } from '../src/inline-lane.js';
+import type { OnnxSession } from '../src/onnx-session.js';
+import { SessionSlot } from '../src/session-slot.js';
 import { RuntimeLoader } from '../src/runtime.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { DETACHED, fp32, HealthLog, loadDirect, mlpExpected, mlpInput, outputsOf, range, request, TempRepository, useTempRepository } from './helpers.js';
@@ -360,6 +362,32 @@ describe('the thread choice', () => {
     timeInline(short, 1024, INLINE_MAX_MICROSECONDS - 150);
     expect([short.runsInline(1024, true), short.runsInline(1024, false)]).toEqual([true, true]);
     expect(short.reason).toMatch(/^auto, inline for 1 KiB–2 KiB of input: a run timed inline fits the event loop and is shorter than the round trip to a worker \(/);
+  });
+
+  test('a slot gives such a size the event loop only for a run that serves every request the model has in flight', async () => {
+    const choice = widened();
+    measure(choice, 65536, 1700, 300);
+    timeInline(choice, 65536, 1200);
+    const ranOn: string[] = [];
+    const pooled: OnnxSession = {
+      thread: 'worker',
+      metadata: { inputMetadata: [], outputMetadata: [] },
+      run: async () => (ranOn.push('worker'), { outputs: {} }),
+      release: async () => {},
+      onLost: () => () => {},
+    };
+    // The lane as the slot sees it once open at the chosen width; its runs take 1.2 ms, as timed above.
+    const lane = { ready: true, atChosenWidth: true, follow: () => {}, run: async () => (ranOn.push('inline'), { outputs: {}, runMicroseconds: 1200 }) };
+    let inFlight = 1;
+    const slot = new SessionSlot(pooled, 2, async () => pooled, choice, "model 'm'", () => inFlight, lane as unknown as InlineLane);
+    const feeds = { INPUT0: { type: 'float32', data: new Float32Array(16384), dims: [64, 256] } };
+    // The model's only request: inline. Seven more waiting: the pool, though no other run is under way
+    // (each run inline ends before the next starts, so runs under way would never tell). A batch of all eight: inline.
+    await slot.run(feeds, ['OUTPUT0'], 1);
+    inFlight = 8;
+    await slot.run(feeds, ['OUTPUT0'], 1);
+    await slot.run(feeds, ['OUTPUT0'], 8);
+    expect(ranOn).toEqual(['inline', 'worker', 'inline']);
   });
 
   test('auto widens a model whose runs are long enough to split, measures every size again on the wider sessions, and sends the short ones inline', () => {

@@ -78,6 +78,13 @@ export interface ModelContext extends ModelFiles {
   readonly server: ModelServer;
   /** The server's logger, for what a model reports (Triton's model logging). */
   readonly logger: Logger;
+  /**
+   * How many of this version's requests the server holds now: accepted and not yet
+   * answered, whether waiting for an instance or executing. For a backend that places
+   * work by the load (the ONNX backend lets a long run hold the event loop only when its
+   * execution holds every request in flight).
+   */
+  requestsInFlight(): number;
 }
 
 export interface BackendModel {

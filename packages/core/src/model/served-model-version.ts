@@ -59,7 +59,6 @@ export class ServedModelVersion implements CacheableVersion {
   private readonly outputs: ModelOutputs;
   /** Set when the config asks for responses in arrival order (preserve_ordering). */
   private readonly responseOrder: ResponseOrder | undefined;
-  private readonly outstanding = new LiveSet<InferenceRequest>();
   /** Requests answered from the response cache, with when their lookup began: they end as cache hits. */
   private readonly cacheHits = new Map<InferenceRequest, number>();
   private idleWaiters: Array<() => void> = [];
@@ -76,6 +75,8 @@ export class ServedModelVersion implements CacheableVersion {
     private readonly log: ServerLogger,
     /** The InferenceServer serving it (not the lending view its context holds): the request channels name it. */
     private readonly server: object,
+    /** The version's requests in flight, which its context counts for the backend. */
+    private readonly outstanding: LiveSet<InferenceRequest>,
   ) {
     this.validator = new RequestValidator(context.config);
     this.outputs = new ModelOutputs(context.config);
@@ -107,8 +108,10 @@ export class ServedModelVersion implements CacheableVersion {
    * `maxInstances`, a few at a time), under the server's rate limiter when it has one.
    * Each step is a verbose line of level 1 in `log`, each request two of level 2.
    */
-  static async load(backend: Backend, context: ModelContext, options: VersionLoadOptions): Promise<ServedModelVersion> {
+  static async load(backend: Backend, given: Omit<ModelContext, 'requestsInFlight'>, options: VersionLoadOptions): Promise<ServedModelVersion> {
     const { maxInstances, log, server, observer, rateLimiter } = options;
+    const outstanding = new LiveSet<InferenceRequest>();
+    const context: ModelContext = { ...given, requestsInFlight: () => outstanding.size };
     const started = performance.now();
     const where = `model '${context.name}' version ${context.version}`;
     // Built first: a bad sample or too many instances fails the load before anything starts.
@@ -138,7 +141,7 @@ export class ServedModelVersion implements CacheableVersion {
       if (warmed.failure) throw warmed.failure.reason;
       instances.forEach((instance, i) => pool.attach(i, new InstanceRunner(instance, facts.decoupled, statistics)));
       const scheduler = await schedulerFor(context, pool);
-      const served = new ServedModelVersion(context, model, pool, statistics, facts, scheduler, log, server);
+      const served = new ServedModelVersion(context, model, pool, statistics, facts, scheduler, log, server, outstanding);
       served.loadDurationMs = performance.now() - started;
       log.verbose(`${where}: scheduled by ${scheduler.constructor.name}; loaded in ${served.loadDurationMs.toFixed(1)} ms`);
       return served;

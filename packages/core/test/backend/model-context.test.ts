@@ -7,13 +7,23 @@ import { sleep } from '../helpers/test-backend.js';
 /**
  * A backend whose models use what core hands them: `caller` runs `callee` through the
  * server (as a Python model's BLS would), `waiter` waits for its request's cancellation
- * event, `logs` logs once per execute, and every instance answers isReady from `ready`.
+ * event, `counter` notes how many requests its context says are in flight and waits for
+ * `state.gate`, any other logs once per execute, and every instance answers isReady from `ready`.
  */
-function contextBackend(state: { ready: boolean; cancelEvents: number }): Backend {
+interface ContextState {
+  ready: boolean;
+  cancelEvents: number;
+  inFlightSeen?: number[];
+  gate?: Promise<void>;
+  counterContext?: ModelContext;
+}
+
+function contextBackend(state: ContextState): Backend {
   return {
     name: 'ctx',
     defaultModelFilename: 'model.test',
     async createModel(context: ModelContext) {
+      if (context.name === 'counter') state.counterContext = context;
       return {
         async createInstance() {
           return {
@@ -23,6 +33,11 @@ function contextBackend(state: { ready: boolean; cancelEvents: number }): Backen
               if (context.name === 'caller') {
                 const inner = await context.server.infer('callee', { inputs: { INPUT0: request.inputs.INPUT0! } });
                 return [{ OUTPUT0: inner.outputs.OUTPUT0! }];
+              }
+              if (context.name === 'counter') {
+                state.inFlightSeen!.push(context.requestsInFlight());
+                await state.gate;
+                return [{ OUTPUT0: request.inputs.INPUT0! }];
               }
               if (context.name === 'waiter') {
                 await new Promise<void>((resolve) => request.onCancel(() => { state.cancelEvents++; resolve(); }));
@@ -49,8 +64,8 @@ describe('what core hands a backend', () => {
     await repo?.remove();
   });
 
-  async function start(state: { ready: boolean; cancelEvents: number }, logger?: Logger) {
-    repo = await TempRepository.create({ caller: { config: config('caller') }, callee: { config: config('callee') }, waiter: { config: config('waiter') } });
+  async function start(state: ContextState, logger?: Logger) {
+    repo = await TempRepository.create({ caller: { config: config('caller') }, callee: { config: config('callee') }, waiter: { config: config('waiter') }, counter: { config: config('counter') } });
     server = await InferenceServer.start({ modelRepository: repo.path, backends: [contextBackend(state)], logger });
     return server;
   }
@@ -74,6 +89,23 @@ describe('what core hands a backend', () => {
     await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
     await sleep(5);
     expect(state.cancelEvents).toBe(1);
+  });
+
+  it('a model\'s context counts its requests in flight, executing and waiting for its one instance, and not answered ones', async () => {
+    let open!: () => void;
+    const state: ContextState = { ready: true, cancelEvents: 0, inFlightSeen: [], gate: new Promise<void>((resolve) => (open = resolve)) };
+    const s = await start(state);
+    const answers = Promise.all([1, 2, 3].map(() => s.infer('counter', { inputs: input })));
+    try {
+      await sleep(20);
+      // The first request found the instance free and runs alone; the two after it wait.
+      expect([state.inFlightSeen, state.counterContext!.requestsInFlight()]).toEqual([[1], 3]);
+    } finally {
+      open();
+    }
+    await answers;
+    // Each later execution saw itself and those still waiting; none is left once all are answered.
+    expect([state.inFlightSeen, state.counterContext!.requestsInFlight()]).toEqual([[1, 2, 1], 0]);
   });
 
   it('a model is ready only while its instances say they are', async () => {

@@ -5,8 +5,8 @@ const refuse = (): never => {
   throw new Error('no server: the model was loaded directly');
 };
 
-/** What a model loaded without a server gets in its context: a server that refuses every call, and the console (as a server logs by default). */
-export const DETACHED: Pick<ModelContext, 'server'> & { readonly logger: ServerLogger } = {
+/** What a model loaded without a server gets in its context: a server that refuses every call, the console (as a server logs by default), and no requests in flight. */
+export const DETACHED: Pick<ModelContext, 'server' | 'requestsInFlight'> & { readonly logger: ServerLogger } = {
   server: {
     infer: async () => refuse(),
     startInference: refuse,
@@ -17,4 +17,5 @@ export const DETACHED: Pick<ModelContext, 'server'> & { readonly logger: ServerL
     modelConfig: async () => refuse(),
   } satisfies ModelServer,
   logger: serverLoggerOf(undefined),
+  requestsInFlight: () => 0,
 };
