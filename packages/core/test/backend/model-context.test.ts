@@ -4,12 +4,7 @@ import type { BackendRequest, ModelContext } from '@tritium/core/backend';
 import { TempRepository, testConfig } from '../helpers/repository.js';
 import { sleep } from '../helpers/test-backend.js';
 
-/**
- * A backend whose models use what core hands them: `caller` runs `callee` through the
- * server (as a Python model's BLS would), `waiter` waits for its request's cancellation
- * event, `counter` notes how many requests its context says are in flight and waits for
- * `state.gate`, any other logs once per execute, and every instance answers isReady from `ready`.
- */
+/** What the test sets for the models and reads back: readiness, cancellation events, and what `counter` saw. */
 interface ContextState {
   ready: boolean;
   cancelEvents: number;
@@ -18,6 +13,12 @@ interface ContextState {
   counterContext?: ModelContext;
 }
 
+/**
+ * A backend whose models use what core hands them: `caller` runs `callee` through the
+ * server (as a Python model's BLS would), `waiter` waits for its request's cancellation
+ * event, `counter` notes how many requests its context says are in flight and waits for
+ * `state.gate`, any other logs once per execute, and every instance answers isReady from `ready`.
+ */
 function contextBackend(state: ContextState): Backend {
   return {
     name: 'ctx',
