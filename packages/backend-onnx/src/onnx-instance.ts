@@ -53,6 +53,8 @@ interface OutputPlan {
  */
 export class OnnxInstance implements BackendInstance {
   private readonly batching: boolean;
+  /** Set for a sequence batching model, whose direct batches may hold empty slots (requests with no sequence). */
+  private readonly sequenceBatched: boolean;
   private readonly inputs: readonly NormalizedModelInput[];
   /** Inputs the sequence batcher adds to each request: controls (START, ...) and states. */
   private readonly sequenceInputs: readonly string[];
@@ -73,6 +75,7 @@ export class OnnxInstance implements BackendInstance {
     const { config } = model;
     const states = config.sequence_batching?.state ?? [];
     this.batching = config.max_batch_size > 0;
+    this.sequenceBatched = config.sequence_batching !== undefined;
     this.inputs = config.input;
     this.sequenceInputs = [...controlInputNames(config), ...states.map((s) => s.input_name)];
     this.ragged = new Set(this.inputs.filter((i) => i.allow_ragged_batch).map((i) => i.name));
@@ -101,6 +104,8 @@ export class OnnxInstance implements BackendInstance {
     const results: Array<Record<string, Tensor> | Error> = new Array(requests.length);
     const strings: DecodedStrings = new Map();
     const live: number[] = [];
+    // The model's requests the execution serves: "auto" compares them with those in flight.
+    let served = 0;
     for (let i = 0; i < requests.length; i++) {
       const request = requests[i]!;
       if (request.isCancelled) {
@@ -113,6 +118,7 @@ export class OnnxInstance implements BackendInstance {
           if (tensor) strings.set(tensor, decodeStrings(tensor.data as TensorData<'BYTES'>, `${this.describe(request)} input '${name}'`));
         }
         live.push(i);
+        if (!this.sequenceBatched || request.sequence !== undefined) served++;
       } catch (error) {
         results[i] = InferenceError.from(error, 'INVALID_ARG', this.describe(request));
       }
@@ -121,7 +127,7 @@ export class OnnxInstance implements BackendInstance {
     for (const group of this.groups(requests, live)) {
       const batch = group.length === requests.length ? requests : group.map((i) => requests[i]!);
       try {
-        const outputs = await this.run(batch, strings, report, first);
+        const outputs = await this.run(batch, strings, report, first, served);
         first = false;
         for (let k = 0; k < group.length; k++) results[group[k]!] = outputs[k]!;
       } catch (error) {
@@ -175,9 +181,10 @@ export class OnnxInstance implements BackendInstance {
    * are given the config's `dims` here. The server keeps only the outputs each request
    * asked for. `report` hears when onnxruntime's run began (the inputs ready; for the
    * execution's first run) and ended (the outputs coming back), as Triton's
-   * onnxruntime backend reports its compute start and end.
+   * onnxruntime backend reports its compute start and end. `served`: the model's requests
+   * the whole execution serves, which the slot compares with those in flight.
    */
-  private async run(batch: readonly BackendRequest[], strings: DecodedStrings, report: ExecutionReport | undefined, firstRun: boolean): Promise<Array<Record<string, Tensor>>> {
+  private async run(batch: readonly BackendRequest[], strings: DecodedStrings, report: ExecutionReport | undefined, firstRun: boolean, served: number): Promise<Array<Record<string, Tensor>>> {
     const first = batch[0]!;
     const feeds: Record<string, TensorPayload> = {};
     for (const name of this.sequenceInputs) {
@@ -203,7 +210,7 @@ export class OnnxInstance implements BackendInstance {
     if (fetches.length === 0) return batch.map(() => ({}));
     // Only the execution's first run tells when its inputs were ready.
     const inputsReady = firstRun && report ? performance.now() : undefined;
-    const { outputs: results, ranFrom, ranTo } = await this.slot.run(feeds, fetches, batch.length);
+    const { outputs: results, ranFrom, ranTo } = await this.slot.run(feeds, fetches, served);
     // A pool thread's own run times; inline, the run is the call.
     if (firstRun) report?.inputsReady(ranFrom ?? inputsReady);
     report?.outputsStarted(ranTo);

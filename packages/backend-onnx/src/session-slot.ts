@@ -55,7 +55,7 @@ export class SessionSlot {
     this.users.push(health);
   }
 
-  /** Runs `feeds` for the `requests` requests of a batch. */
+  /** Runs `feeds` for an execution that serves `requests` of the model's requests (a sequence batch's empty slots not counted). */
   run(feeds: Record<string, TensorPayload>, fetches: readonly string[], requests: number): Promise<RunResult> {
     // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
     if (this.choice.requested !== 'auto') return this.current.run(feeds, fetches);

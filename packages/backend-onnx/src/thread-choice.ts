@@ -268,7 +268,7 @@ export class ThreadChoice {
     if (run > LOOP_HOLD_MAX_MICROSECONDS) return this.endTiming(band, tooLong);
     if (run >= timed.poolRoundTrip) return this.endTiming(band, `the pool's round trip is shorter than a run inline (${measured}, round trip ${timed.poolRoundTrip.toFixed(0)} µs)`);
     const why = timed.holdsLoop
-      ? 'a lone run timed inline fits the event loop and is shorter than the round trip to a worker; runs that overlap go to worker threads'
+      ? 'a lone run timed inline fits the event loop and is shorter than the round trip to a worker; while other requests wait or run, runs go to worker threads'
       : 'a run timed inline fits the event loop and is shorter than the round trip to a worker';
     this.goInline(band, measured, why);
   }

@@ -63,11 +63,13 @@ export async function loadDirect(
   artifact: string | Uint8Array,
   config: ModelConfig = {},
   instances = 1,
+  /** The server's count of requests in flight, as the model's context gives it (none, loaded without a server). */
+  requestsInFlight: ModelContext['requestsInFlight'] = DETACHED.requestsInFlight,
 ): Promise<{ model: BackendModel; instances: BackendInstance[]; config: ModelConfig }> {
   const files = await repo.addModel(name, artifact);
   let full: ModelConfig = { name, backend: 'onnxruntime', ...config };
   if (backend.autoCompleteConfig) full = await backend.autoCompleteConfig(full, files);
-  const context: ModelContext = { ...files, name, config: validateModelConfig(full), ...DETACHED };
+  const context: ModelContext = { ...files, name, config: validateModelConfig(full), ...DETACHED, requestsInFlight };
   const model = await backend.createModel(context);
   const created: BackendInstance[] = [];
   for (let i = 0; i < instances; i++) created.push(await model.createInstance({ name: `${name}_0_${i}`, kind: 'KIND_CPU', health: new HealthLog() }));

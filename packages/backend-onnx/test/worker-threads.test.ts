@@ -277,7 +277,7 @@ describe('the thread choice', () => {
     for (let i = 0; i < MEASURED_RUNS; i++) choice.recordInline(65536, 1200);
     // Inline now, and still timed there.
     expect([choice.runsInline(65536), choice.timesInline(65536), choice.measures(65536)]).toEqual([true, true, false]);
-    expect(logged.at(-1)).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a lone run timed inline fits the event loop and is shorter than the round trip to a worker; runs that overlap go to worker threads \(64 KiB–128 KiB of input: run 1700 µs .*; timed inline: run 1200 µs \(lower quartile\)\)/);
+    expect(logged.at(-1)).toMatch(/^auto, inline for 64 KiB–128 KiB of input: a lone run timed inline fits the event loop and is shorter than the round trip to a worker; while other requests wait or run, runs go to worker threads \(64 KiB–128 KiB of input: run 1700 µs .*; timed inline: run 1200 µs \(lower quartile\)\)/);
     // The machine slows: it leaves the loop only after windows in a row too long for it.
     const window = (run: number) => {
       for (let i = 0; i < MEASURED_RUNS; i++) choice.recordInline(65536, run);
@@ -344,14 +344,14 @@ describe('the thread choice', () => {
     expect([narrow.timesInline(65536), narrow.runsInline(65536)]).toEqual([false, false]);
   });
 
-  test('auto gives a size whose runs hold the loop the event loop only for a lone run: runs that overlap another of the model go to the pool', () => {
+  test('auto gives a size whose runs hold the loop the event loop only for a lone run: while other requests of the model wait or run, the pool', () => {
     const choice = widened();
     measure(choice, 1024, 40, 300);
     measure(choice, 65536, 1700, 300);
     // A trial times every run inline, overlapping or not, so that it decides under any load.
     expect([choice.runsInline(65536, true), choice.runsInline(65536, false), choice.timesInline(65536)]).toEqual([true, true, true]);
     timeInline(choice, 65536, 1200);
-    expect(choice.reason).toMatch(/^auto, inline for 1 KiB–2 KiB, 64 KiB–128 KiB of input: a lone run timed inline fits the event loop .*; runs that overlap go to worker threads/);
+    expect(choice.reason).toMatch(/^auto, inline for 1 KiB–2 KiB, 64 KiB–128 KiB of input: a lone run timed inline fits the event loop .*; while other requests wait or run, runs go to worker threads/);
     // Inline by its trial, 1.2 ms a run: only when alone. A short size inline runs there either way.
     expect([choice.runsInline(65536, true), choice.runsInline(65536, false)]).toEqual([true, false]);
     expect([choice.runsInline(1024, true), choice.runsInline(1024, false)]).toEqual([true, true]);
@@ -388,6 +388,34 @@ describe('the thread choice', () => {
     await slot.run(feeds, ['OUTPUT0'], 1);
     await slot.run(feeds, ['OUTPUT0'], 8);
     expect(ranOn).toEqual(['inline', 'worker', 'inline']);
+  });
+
+  test('an auto model compares the server\'s count of requests in flight with the requests its execution serves: not cancelled ones, nor a sequence batch\'s empty slots', async () => {
+    const asked: number[] = [];
+    const inFlight = () => (asked.push(1), 7);
+    const slotRuns = vi.spyOn(SessionSlot.prototype, 'run');
+    const tiny = await loadDirect(backend, repo.current, 'tiny_served', 'tiny', {}, 1, inFlight);
+    const accumulator = await loadDirect(backend, repo.current, 'accumulator_served', 'accumulator', {
+      max_batch_size: 4,
+      input: [{ name: 'INPUT', data_type: 'TYPE_FP32', dims: [1] }],
+      output: [{ name: 'OUTPUT', data_type: 'TYPE_FP32', dims: [1] }],
+      sequence_batching: { state: [{ input_name: 'INPUT_STATE', output_name: 'OUTPUT_STATE', data_type: 'TYPE_FP32', dims: [1] }] },
+    }, 1, inFlight);
+    try {
+      const served = () => slotRuns.mock.calls.at(-1)![2];
+      await tiny.instances[0]!.execute([request(tinyInput(1), []), request(tinyInput(2), [], { cancelled: true }), request(tinyInput(3), [])]);
+      expect([served(), asked.length]).toEqual([2, 1]);
+      const step = (value: number, sequence?: { id: number }) => ({ ...request({ INPUT: fp32([value], [1, 1]), INPUT_STATE: fp32([0], [1, 1]) }, ['OUTPUT', 'OUTPUT_STATE']), sequence });
+      // A direct batch: one sequence's request and an empty slot (no sequence), as the sequence batcher pads it.
+      await accumulator.instances[0]!.execute([step(2, { id: 1 }), step(0)]);
+      expect([served(), asked.length]).toEqual([1, 2]);
+    } finally {
+      slotRuns.mockRestore();
+      for (const loaded of [tiny, accumulator]) {
+        await Promise.all(loaded.instances.map((instance) => instance.finalize?.()));
+        await loaded.model.finalize?.();
+      }
+    }
   });
 
   test('auto widens a model whose runs are long enough to split, measures every size again on the wider sessions, and sends the short ones inline', () => {

@@ -80,9 +80,9 @@ export interface ModelContext extends ModelFiles {
   readonly logger: Logger;
   /**
    * How many of this version's requests the server holds now: accepted and not yet
-   * answered, whether waiting for an instance or executing. For a backend that places
-   * work by the load (the ONNX backend lets a long run hold the event loop only when its
-   * execution holds every request in flight).
+   * answered, whether queued, being looked up in the response cache, or executing. For a
+   * backend that places work by the load (the ONNX backend lets a long run hold the event
+   * loop only when its execution serves every request in flight).
    */
   requestsInFlight(): number;
 }
@@ -165,7 +165,10 @@ export interface BackendRequest {
   readonly priority: number;
   /** The caller's timeout in microseconds (0: none). */
   readonly timeoutMicroseconds: number;
-  /** The sequence (Triton's correlation id and start/end flags) of a request to a stateful model. */
+  /**
+   * The sequence (Triton's correlation id and start/end flags) of a request to a stateful
+   * model; undefined for an empty slot, which the direct strategy pads a batch with.
+   */
   readonly sequence: SequenceOptions | undefined;
   /** True once the caller aborted; a backend may stop work early. */
   readonly isCancelled: boolean;
