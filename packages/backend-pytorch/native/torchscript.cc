@@ -382,7 +382,9 @@ void JoinOnLoop(Napi::Env, void*, LoopSide* loop) {
 class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "InstanceThread", {InstanceMethod("forward", &InstanceThread::Forward), InstanceMethod("close", &InstanceThread::Close)});
+    return DefineClass(env, "InstanceThread",
+                       {InstanceMethod("forward", &InstanceThread::Forward), InstanceMethod("forwardHere", &InstanceThread::ForwardHere),
+                        InstanceMethod("close", &InstanceThread::Close)});
   }
 
   // new InstanceThread(module, options): the module and run options are the instance's for its life.
@@ -434,6 +436,19 @@ class InstanceThread : public Napi::ObjectWrap<InstanceThread> {
     }
     queue_->wake.notify_one();
     return promise;
+  }
+
+  // forwardHere(inputs): forward() run now, on the calling thread (the event loop's), for a
+  // model whose runs are too short to pay for waking the instance thread and the loop: a
+  // promise settled before this returns.
+  Napi::Value ForwardHere(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(env, "forwardHere(inputs)");
+    if (stopped_) throw Napi::Error::New(env, "the instance thread was closed");
+    ForwardJob job{loaded_, ReadInputs(env, info[0].As<Napi::Array>(), options_.dictInput), options_, Napi::Promise::Deferred::New(env), {}, std::nullopt};
+    job.Run();
+    job.Settle(env);
+    return job.deferred.Promise();
   }
 
   // close(): a promise that settles once the runs already queued are done and the thread has ended.

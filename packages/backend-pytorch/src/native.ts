@@ -43,6 +43,8 @@ export interface ScriptModule {
 export interface InstanceThread {
   /** The module's forward() on the inputs (read in place: keep them unchanged until it settles); its tensors flattened in order. */
   forward(inputs: readonly NativeTensor[]): Promise<NativeOutput[]>;
+  /** forward() run now on the calling thread, not the instance's: the promise is settled when this returns. */
+  forwardHere(inputs: readonly NativeTensor[]): Promise<NativeOutput[]>;
   /** Ends the thread once the runs already queued are done, and settles when it has; forward() then throws. */
   close(): Promise<void>;
 }

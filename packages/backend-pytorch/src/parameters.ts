@@ -1,4 +1,4 @@
-import { booleanParameter, integerParameter } from '@tritium/core/backend';
+import { booleanParameter, integerParameter, invalidParameter, modelParameter } from '@tritium/core/backend';
 import type { ModelConfig } from '@tritium/core/backend';
 import type { RunOptions } from './native.js';
 
@@ -11,6 +11,12 @@ export interface TorchParameters {
   /** 0: not given. */
   readonly intraOpThreads: number;
   readonly interOpThreads: number;
+  /**
+   * Tritium's `execution_thread`: "worker" (the default: each instance's runs on its own
+   * thread, as Triton's) or "inline" (on the thread that calls infer(), the event loop's,
+   * which saves the two thread wake-ups of a run and holds the loop for its length).
+   */
+  readonly inline: boolean;
 }
 
 /** A thread count; Triton ignores values of 0 and below, as not given. */
@@ -33,5 +39,14 @@ export function torchParameters(config: ModelConfig): TorchParameters {
     weightSharing: booleanParameter(config, 'ENABLE_WEIGHT_SHARING') ?? false,
     intraOpThreads: threadCount(config, 'INTRA_OP_THREAD_COUNT'),
     interOpThreads: threadCount(config, 'INTER_OP_THREAD_COUNT'),
+    inline: executionThread(config) === 'inline',
   };
+}
+
+function executionThread(config: ModelConfig): string {
+  const value = modelParameter(config, 'execution_thread')?.toLowerCase() ?? 'worker';
+  if (value !== 'worker' && value !== 'inline') {
+    throw invalidParameter(config, 'execution_thread', value, '"worker" (each instance\'s own thread) or "inline" (the event loop\'s thread)');
+  }
+  return value;
 }

@@ -25,7 +25,8 @@ interface OutputPlan {
 
 /**
  * One instance: stacks a batch's requests along the first dimension, runs forward()
- * once on the instance's own thread, and splits the results back per request.
+ * once on the instance's own thread (or, inline, on the caller's), and splits the
+ * results back per request.
  * Requests whose item shapes differ run as separate batches.
  */
 export class PytorchInstance implements BackendInstance {
@@ -40,6 +41,8 @@ export class PytorchInstance implements BackendInstance {
     private readonly bound: BoundModule,
     private readonly thread: InstanceThread,
     private readonly release: () => void,
+    /** Runs forward() on the calling thread (`execution_thread: inline`), not the instance's. */
+    private readonly inline: boolean,
   ) {
     const { config } = context;
     this.batching = config.max_batch_size > 0;
@@ -108,7 +111,7 @@ export class PytorchInstance implements BackendInstance {
       args[binding.dict ? k : binding.positions[k]!] = { name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
     });
     report?.inputsReady();
-    const values = await this.thread.forward(args);
+    const values = await (this.inline ? this.thread.forwardHere(args) : this.thread.forward(args));
     report?.outputsStarted();
     const batchSize = batch.reduce((sum, request) => sum + request.batchSize, 0);
     const outputs: Record<string, Tensor> = {};

@@ -46,7 +46,7 @@ export class PytorchModel implements BackendModel {
       if (inputs.dict && strings) throw new InferenceError('INVALID_ARG', `model '${this.context.name}': input '${strings.name}' is BYTES, which a Dict[str, Tensor] cannot hold`);
       const outputs = outputPositions(config.output.map((o) => o.name));
       const thread = new this.addon.InstanceThread(module, { ...this.parameters.run, dictInput: inputs.dict });
-      return new PytorchInstance(this.context, { feeds: [...feedInputs, ...controls], inputs, outputs }, thread, () => this.releaseModule(device, module));
+      return new PytorchInstance(this.context, { feeds: [...feedInputs, ...controls], inputs, outputs }, thread, () => this.releaseModule(device, module), this.parameters.inline);
     } catch (error) {
       this.releaseModule(device, module);
       throw InferenceError.from(error, 'INVALID_ARG', `model '${this.context.name}': ${this.context.modelPath}`);

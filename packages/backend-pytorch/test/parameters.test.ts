@@ -48,6 +48,25 @@ describe.skipIf(torchMissing)("Triton's pytorch parameters", () => {
     expect(warnings).toContainEqual({ code: 'TRITIUM_W015', message: expect.stringMatching(/model 'linear': INTRA_OP_THREAD_COUNT is set once per process; the first model's 1 stays/) });
   });
 
+  it('execution_thread: inline runs forward() on the calling thread, settled before the event loop turns, with the same results; another value is refused', async () => {
+    const request = { inputs: { x: { datatype: 'FP32' as const, shape: [3], data: new Float32Array([10, 20, 30]) }, y: { datatype: 'FP32' as const, shape: [3], data: new Float32Array([1, 2, 3]) } } };
+    /** The answer, and whether it came within the current turn of the loop (microtasks only). */
+    const answer = async () => {
+      let settled = false;
+      const answered = server.infer('named_args', request).then((response) => ((settled = true), response));
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+      const withinTurn = settled;
+      return { withinTurn, difference: Array.from((await answered).outputs.difference!.data as Float32Array) };
+    };
+    await server.loadModel('named_args');
+    // On the instance's thread, the answer needs the loop to turn and hear it.
+    expect(await answer()).toEqual({ withinTurn: false, difference: [8, 16, 24] });
+    await withParameters('named_args', { execution_thread: 'inline' });
+    expect(await answer()).toEqual({ withinTurn: true, difference: [8, 16, 24] });
+    const error = (await withParameters('named_args', { execution_thread: 'sideways' }).catch((e: unknown) => e)) as InferenceError;
+    expect(error.message).toMatch(/parameter 'execution_thread' is 'sideways'.*"worker" .* or "inline"/);
+  });
+
   it('refuses a parameter that is not a boolean or a count, naming it; a count of 0 or below is ignored, as in Triton', async () => {
     await withParameters('add_sub', { INTRA_OP_THREAD_COUNT: '-3' });
     expect(await server.isModelReady('add_sub')).toBe(true);
