@@ -43,6 +43,7 @@ export function torchParameters(config: ModelConfig): TorchParameters {
   };
 }
 
+/** Where `execution_thread` puts the model's runs; a value other than the two fails the load. */
 function executionThread(config: ModelConfig): string {
   const value = modelParameter(config, 'execution_thread')?.toLowerCase() ?? 'worker';
   if (value !== 'worker' && value !== 'inline') {
