@@ -178,6 +178,11 @@ async function readModelFile(path: string): Promise<Record<string, any>> {
   return text.trim() ? JSON.parse(text) : {};
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits until `ms` have passed by performance.now(): a timer alone can fire early by that
+ * clock, as it counts whole milliseconds from the event loop's cached time (2.2 ms for a 3 ms timer, once, in CI).
+ */
+export async function sleep(ms: number): Promise<void> {
+  const until = performance.now() + ms;
+  for (let left = ms; left > 0; left = until - performance.now()) await new Promise((resolve) => setTimeout(resolve, left));
 }

@@ -8,7 +8,7 @@ import { startChildRequest, type BackendRequest, type ExecutionReport } from '@t
 import { inferAsHttpFrontend } from '../helpers/http-caller.js';
 import { testConfig } from '../helpers/repository.js';
 import { useServerFixture } from '../helpers/server-fixture.js';
-import { testBackend } from '../helpers/test-backend.js';
+import { sleep, testBackend } from '../helpers/test-backend.js';
 
 const fx = useServerFixture();
 const input = (): Record<string, Tensor> => ({ INPUT0: { datatype: 'FP32', shape: [4], data: new Float32Array([1, 2, 3, 4]) } });
@@ -23,14 +23,6 @@ const read = (path: string): Entry[] => JSON.parse(readFileSync(path, 'utf8')) a
 /** Each entry of trace `id` as the file has it: the model entry as 'MODEL', a timestamp by its name. */
 const written = (entries: Entry[], id: number) => entries.filter((e) => e.id === id).map((e) => (e.model_name ? 'MODEL' : e.timestamps![0]!.name));
 const traced = (file: string, rate = 1) => ({ trace_level: ['TIMESTAMPS'] as const, trace_rate: rate, trace_file: file });
-/**
- * Waits until `ms` have passed by performance.now(): a timer alone can fire early by that
- * clock, as it counts whole milliseconds from the event loop's cached time (2.2 ms for a 3 ms timer, once, in CI).
- */
-async function sleep(ms: number): Promise<void> {
-  const until = performance.now() + ms;
-  for (let left = ms; left > 0; left = until - performance.now()) await new Promise((resolve) => setTimeout(resolve, left));
-}
 
 /** Model config of one of this file's backends: FP32 [4] in, the same out. */
 const configFor = (backend: string, name: string) => testConfig({ name }).replace('backend: "test"', `backend: "${backend}"`);
