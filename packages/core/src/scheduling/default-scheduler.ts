@@ -36,8 +36,12 @@ export class DefaultScheduler implements Scheduler {
   }
 
   private runOn(runner: InstanceRunner, request: InferenceRequest): void {
-    void runner.run([request]).then(() => this.pool.release(runner));
+    void runner.run([request], this.release);
   }
+
+  private readonly release = (runner: InstanceRunner): void => {
+    this.pool.release(runner);
+  };
 
   /** Hands waiting requests to free instances; fails them when no instance can ever run again. */
   private dispatch(): void {

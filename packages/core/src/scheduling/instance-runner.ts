@@ -64,8 +64,29 @@ export class InstanceRunner {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Executes a batch; never rejects (failures go to the requests). */
-  async run(requests: readonly ScheduledRequest[]): Promise<void> {
+  /**
+   * Executes a batch, then calls `then` with this runner (a scheduler's one function for
+   * every run, so that a run makes no closure or promise of its own for it); never rejects
+   * (failures go to the requests). Kept small: what an async function holds across its
+   * await is saved with it, so the work before and after is done by plain methods.
+   */
+  async run(requests: readonly ScheduledRequest[], then: (runner: InstanceRunner) => void): Promise<void> {
+    const times = this.begin(requests);
+    const execution = isComputeHeard(requestComputeStartChannel) ? publishCompute(requestComputeStartChannel, requests, times.start) : undefined;
+    let results: ExecuteResult | void;
+    try {
+      results = await this.instance.execute(requests, times);
+    } catch (error) {
+      this.failed(requests, execution, error);
+      then(this);
+      return;
+    }
+    this.executed(requests, times, execution, results);
+    then(this);
+  }
+
+  /** The requests execute from now, with the runner's buffers lent to them; the execution's times start. */
+  private begin(requests: readonly ScheduledRequest[]): ExecutionTimes {
     this.busy = true;
     const start = performance.now();
     const buffers = this.buffers;
@@ -73,16 +94,14 @@ export class InstanceRunner {
       request.executeStart = start;
       request.batchBuffers = buffers;
     }
-    let execution: ExecutionView | undefined;
-    if (isComputeHeard(requestComputeStartChannel)) execution = publishCompute(requestComputeStartChannel, requests, start);
-    // As Triton's backends do, an execution counts in the statistics only when a request in it succeeded.
+    return new ExecutionTimes(start);
+  }
+
+  /** The backend returned: its results are delivered, and the execution counts in the statistics when a request in it succeeded, as Triton's backends count. */
+  private executed(requests: readonly ScheduledRequest[], times: ExecutionTimes, execution: ExecutionView | undefined, results: ExecuteResult | void): void {
+    const end = performance.now();
     let succeeded = false;
-    let end = start;
-    let results: ExecuteResult | void = undefined;
-    const times = new ExecutionTimes(start);
     try {
-      results = await this.instance.execute(requests, times);
-      end = performance.now();
       if (times.reported) this.noteTimes(requests, times, end, execution);
       if (isComputeHeard(requestComputeEndChannel)) publishCompute(requestComputeEndChannel, requests, end, execution, results);
       if (results) {
@@ -94,18 +113,29 @@ export class InstanceRunner {
         this.failAll(requests, 'backend returned no responses');
       }
     } catch (error) {
-      if (isComputeHeard(requestComputeEndChannel)) publishCompute(requestComputeEndChannel, requests, performance.now(), execution);
-      for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
+      this.failEach(requests, error);
     } finally {
-      if (buffers) this.giveBack(requests, buffers, results);
-      this.busy = false;
-      if (this.idleWaiters.length > 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+      this.end(requests, results);
     }
     if (succeeded) {
       let batchSize = 0;
       for (const request of requests) batchSize += request.batchSize;
-      this.statistics.recordExecution(batchSize, start, end, times.reported ? times : undefined);
+      this.statistics.recordExecution(batchSize, times.start, end, times.reported ? times : undefined);
     }
+  }
+
+  /** The backend threw (or its promise rejected): every request fails with its error. */
+  private failed(requests: readonly ScheduledRequest[], execution: ExecutionView | undefined, error: unknown): void {
+    if (isComputeHeard(requestComputeEndChannel)) publishCompute(requestComputeEndChannel, requests, performance.now(), execution);
+    this.failEach(requests, error);
+    this.end(requests, undefined);
+  }
+
+  /** The execution is over: the buffers it borrowed are free again, and whoever waits for the instance to be idle hears. */
+  private end(requests: readonly ScheduledRequest[], results: ExecuteResult | void): void {
+    if (this.buffers) this.giveBack(requests, this.buffers, results);
+    this.busy = false;
+    if (this.idleWaiters.length > 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /** The backend reported compute times: each request keeps them for its statistics, and they are published. */
@@ -140,6 +170,10 @@ export class InstanceRunner {
       }
     }
     return succeeded;
+  }
+
+  private failEach(requests: readonly ScheduledRequest[], error: unknown): void {
+    for (const request of requests) request.response.fail(InferenceError.from(error, 'INTERNAL', request.describe()));
   }
 
   private failAll(requests: readonly ScheduledRequest[], reason: string): void {
