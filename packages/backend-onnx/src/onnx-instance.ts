@@ -11,10 +11,9 @@ import {
   shapeMatches,
   shapeToString,
 } from '@tritium/core/backend';
-import { performance } from 'node:perf_hooks';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ExecutionReport, Tensor, TensorData } from '@tritium/core/backend';
 import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core/backend';
-import type { SessionThread, TensorPayload } from './onnx-session.js';
+import type { RunResult, SessionThread, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime } from './runtime.js';
 import type { SessionSlot } from './session-slot.js';
 import { decodeStrings, fromOrtTensor, toPayload } from './tensors.js';
@@ -30,6 +29,18 @@ export interface LoadedModel {
 
 /** The decoded strings of each BYTES input tensor of a batch's requests. */
 type DecodedStrings = Map<Tensor, string[]>;
+
+/** One execution as OnnxInstance.plan() worked it out: what its runs need, and where their results go. */
+interface ExecutionPlan {
+  readonly requests: readonly BackendRequest[];
+  readonly results: Array<Record<string, Tensor> | Error>;
+  /** Set for a model with string inputs. */
+  readonly strings: DecodedStrings | undefined;
+  /** Indices of requests that run as one batch, group by group. */
+  readonly groups: (readonly number[])[];
+  /** The model's requests the execution serves, which the slot compares with those in flight. */
+  readonly served: number;
+}
 
 /** What an output (or a sequence state's output) needs per run, worked out once. */
 interface OutputPlan {
@@ -100,9 +111,27 @@ export class OnnxInstance implements BackendInstance {
     return this.slot.lastThread;
   }
 
-  async execute(requests: readonly BackendRequest[], report?: ExecutionReport): Promise<ExecuteResult> {
+  execute(requests: readonly BackendRequest[], report?: ExecutionReport): Promise<ExecuteResult> {
+    const plan = this.plan(requests);
+    // One group, the common case: its run's promise is the execution's.
+    return plan.groups.length === 1 ? this.runGroup(plan, 0, report) : this.runGroups(plan, report);
+  }
+
+  private async runGroups(plan: ExecutionPlan, report: ExecutionReport | undefined): Promise<ExecuteResult> {
+    for (let g = 0; g < plan.groups.length; g++) await this.runGroup(plan, g, report);
+    return plan.results;
+  }
+
+  /**
+   * What an execution runs: requests cancelled or with strings that cannot be decoded
+   * get their errors now, and the others are split into groups that run as one batch
+   * each. Worked out before the first await: what an async function holds across an
+   * await is saved with it, so runGroup() holds little more than this.
+   */
+  private plan(requests: readonly BackendRequest[]): ExecutionPlan {
     const results: Array<Record<string, Tensor> | Error> = new Array(requests.length);
-    const strings: DecodedStrings = new Map();
+    // Made only for a model with string inputs: a Map per execution is 200 bytes.
+    const strings: DecodedStrings | undefined = this.stringInputs.length > 0 ? new Map() : undefined;
     const live: number[] = [];
     // The model's requests the execution serves: "auto" compares them with those in flight.
     let served = 0;
@@ -115,7 +144,7 @@ export class OnnxInstance implements BackendInstance {
       try {
         for (const name of this.stringInputs) {
           const tensor = request.inputs[name];
-          if (tensor) strings.set(tensor, decodeStrings(tensor.data as TensorData<'BYTES'>, `${this.describe(request)} input '${name}'`));
+          if (tensor) strings!.set(tensor, decodeStrings(tensor.data as TensorData<'BYTES'>, `${this.describe(request)} input '${name}'`));
         }
         live.push(i);
         if (!this.sequenceBatched || request.sequence !== undefined) served++;
@@ -123,16 +152,20 @@ export class OnnxInstance implements BackendInstance {
         results[i] = InferenceError.from(error, 'INVALID_ARG', this.describe(request));
       }
     }
-    let first = true;
-    for (const group of this.groups(requests, live)) {
-      const batch = group.length === requests.length ? requests : group.map((i) => requests[i]!);
-      try {
-        const outputs = await this.run(batch, strings, report, first, served);
-        first = false;
-        for (let k = 0; k < group.length; k++) results[group[k]!] = outputs[k]!;
-      } catch (error) {
-        for (const index of group) results[index] = InferenceError.from(error, 'INTERNAL', this.describe(requests[index]!));
-      }
+    return { requests, results, strings, groups: this.groups(requests, live), served };
+  }
+
+  /** Runs group `g` of the plan and puts each of its requests' outputs, or error, in the plan's results, which it returns. */
+  private async runGroup(plan: ExecutionPlan, g: number, report: ExecutionReport | undefined): Promise<ExecuteResult> {
+    const { requests, results } = plan;
+    const group = plan.groups[g]!;
+    const batch = group.length === requests.length ? requests : group.map((i) => requests[i]!);
+    try {
+      const run = this.prepare(batch, plan.strings, report, g === 0);
+      const outputs = run ? this.outputsOf(batch, await this.slot.run(run.feeds, run.fetches, plan.served), report, g === 0) : batch.map(() => ({}));
+      for (let k = 0; k < group.length; k++) results[group[k]!] = outputs[k]!;
+    } catch (error) {
+      for (const index of group) results[index] = InferenceError.from(error, 'INTERNAL', this.describe(requests[index]!));
     }
     return results;
   }
@@ -176,15 +209,13 @@ export class OnnxInstance implements BackendInstance {
   }
 
   /**
-   * Runs one compatible batch and returns each request's outputs. Inputs arrive in
-   * the config's `reshape` shape already (the server applies it at the door); outputs
-   * are given the config's `dims` here. The server keeps only the outputs each request
-   * asked for. `report` hears when onnxruntime's run began (the inputs ready; for the
-   * execution's first run) and ended (the outputs coming back), as Triton's
-   * onnxruntime backend reports its compute start and end. `served`: the model's requests
-   * the whole execution serves, which the slot compares with those in flight.
+   * The feeds and fetches of one compatible batch's run; undefined when the model has
+   * no output to fetch (onnxruntime refuses an empty fetch list: nothing to run for).
+   * Inputs arrive in the config's `reshape` shape already (the server applies it at the
+   * door). `report` hears when the execution's first run began: when its inputs were
+   * ready (a pool thread's run tells its own start, which replaces this).
    */
-  private async run(batch: readonly BackendRequest[], strings: DecodedStrings, report: ExecutionReport | undefined, firstRun: boolean, served: number): Promise<Array<Record<string, Tensor>>> {
+  private prepare(batch: readonly BackendRequest[], strings: DecodedStrings | undefined, report: ExecutionReport | undefined, firstRun: boolean): { feeds: Record<string, TensorPayload>; fetches: readonly string[] } | undefined {
     const first = batch[0]!;
     const feeds: Record<string, TensorPayload> = {};
     for (const name of this.sequenceInputs) {
@@ -204,15 +235,22 @@ export class OnnxInstance implements BackendInstance {
       const batchInputs = batchInputTensors(this.model.config, batch);
       for (const name in batchInputs) feeds[name] = toPayload(batchInputs[name]!, this.inputLabels.get(name)!);
     }
-
     const fetches = this.fetches(batch);
-    // onnxruntime refuses an empty fetch list; with no output configured there is nothing to run for.
-    if (fetches.length === 0) return batch.map(() => ({}));
-    // Only the execution's first run tells when its inputs were ready.
-    const inputsReady = firstRun && report ? performance.now() : undefined;
-    const { outputs: results, ranFrom, ranTo } = await this.slot.run(feeds, fetches, served);
+    if (fetches.length === 0) return undefined;
+    if (firstRun) report?.inputsReady();
+    return { feeds, fetches };
+  }
+
+  /**
+   * Each request's outputs of a run, given the config's `dims` (the server keeps only
+   * the outputs each request asked for). `report` hears when the run ended (its
+   * outputs coming back), and for the execution's first run when a pool thread began
+   * it, as Triton's onnxruntime backend reports its compute start and end.
+   */
+  private outputsOf(batch: readonly BackendRequest[], run: RunResult, report: ExecutionReport | undefined, firstRun: boolean): Array<Record<string, Tensor>> {
+    const { outputs: results, ranFrom, ranTo } = run;
     // A pool thread's own run times; inline, the run is the call.
-    if (firstRun) report?.inputsReady(ranFrom ?? inputsReady);
+    if (firstRun && ranFrom !== undefined) report?.inputsReady(ranFrom);
     report?.outputsStarted(ranTo);
     let batchSize = 0;
     for (const request of batch) batchSize += request.batchSize;
@@ -234,9 +272,9 @@ export class OnnxInstance implements BackendInstance {
    * gathers into buffers it reuses batch after batch, so they are copied to a pool
    * thread, never transferred (which would detach them).
    */
-  private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings): TensorPayload {
+  private feed(batch: readonly BackendRequest[], name: string, strings: DecodedStrings | undefined): TensorPayload {
     const tensor = gatherBatchInput(batch, name, { ragged: this.ragged.has(name) });
-    const decoded = tensor.datatype === 'BYTES' ? batch.flatMap((request) => strings.get(request.inputs[name]!)!) : undefined;
+    const decoded = tensor.datatype === 'BYTES' ? batch.flatMap((request) => strings!.get(request.inputs[name]!)!) : undefined;
     return toPayload(tensor, this.inputLabels.get(name)!, decoded);
   }
 
