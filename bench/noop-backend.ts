@@ -2,7 +2,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InferenceServer, type ServerOptions, type Tensor } from '@tritium/core';
-import type { Backend, BackendInstance, BackendRequest } from '@tritium/core/backend';
+import type { Backend, BackendRequest, ExecuteResult } from '@tritium/core/backend';
+
+/** The no-op backend's instance: its execute always answers with a promise, as most backends' do. */
+type NoopInstance = { execute(requests: readonly BackendRequest[]): Promise<ExecuteResult> };
 
 /** The config of a model the no-op backend serves: FP32 INPUT0 [4] → OUTPUT0 [4], then `extra`. */
 export const noopConfig = (extra = '') => `backend: "noop"
@@ -17,8 +20,8 @@ export const noopInput: Tensor = { datatype: 'FP32', shape: [1, 4], data: new Fl
  * A backend whose models hand each request's INPUT0 back as OUTPUT0, so a benchmark
  * measures the server alone. It keeps its last instance, for calling it directly.
  */
-export function noopBackend(): Backend & { instance?: BackendInstance } {
-  const backend: Backend & { instance?: BackendInstance } = {
+export function noopBackend(): Backend & { instance?: NoopInstance } {
+  const backend: Backend & { instance?: NoopInstance } = {
     name: 'noop',
     async createModel() {
       return {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BindingSession } from './binding-session.js';
 import { turnIfDue } from './loop-turn.js';
-import type { OnnxSession, RunResult, TensorPayload } from './onnx-session.js';
+import type { OnnxSession, RunOutcome, TensorPayload } from './onnx-session.js';
 import { openSession, type SessionSpec } from './session.js';
 import type { ThreadChoice } from './thread-choice.js';
 
@@ -55,30 +55,24 @@ export class InlineLane {
   }
 
   /**
-   * Runs on the current session. A binding session's run ends before this returns, so a
+   * Runs on the current session. A binding session's run ends before this returns (its
+   * result comes back as it is, not as a promise, unless the loop must turn first), so a
    * session replaced by a wider one has no run left on it; only binding sessions are
    * replaced. `timed`: the result tells how long the run held the event loop (a binding
    * session's; the public API's runs are not timed, their own hop being part of them).
-   * Not an async function: a run that need not wait for the loop to turn makes no frame
-   * to suspend, only the promise of its result.
    */
-  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], timed = false): Promise<RunResult> {
+  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], timed = false): RunOutcome {
     const turn = turnIfDue();
     return turn ? turn.then(() => this.runNow(feeds, fetches, timed)) : this.runNow(feeds, fetches, timed);
   }
 
-  private runNow(feeds: Record<string, TensorPayload>, fetches: readonly string[], timed: boolean): Promise<RunResult> {
+  private runNow(feeds: Record<string, TensorPayload>, fetches: readonly string[], timed: boolean): RunOutcome {
     const session = this.current;
-    if (!session) return Promise.reject(new InferenceError('UNAVAILABLE', `model '${this.spec.modelName}': its inline session was released`));
-    if (!(session instanceof BindingSession)) return session.run(feeds, fetches);
-    try {
-      if (!timed) return Promise.resolve(session.run(feeds, fetches));
-      const started = performance.now();
-      const { outputs } = session.run(feeds, fetches);
-      return Promise.resolve({ outputs, runMicroseconds: (performance.now() - started) * 1000 });
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    if (!session) throw new InferenceError('UNAVAILABLE', `model '${this.spec.modelName}': its inline session was released`);
+    if (!timed || !(session instanceof BindingSession)) return session.run(feeds, fetches);
+    const started = performance.now();
+    const { outputs } = session.run(feeds, fetches);
+    return { outputs, runMicroseconds: (performance.now() - started) * 1000 };
   }
 
   /** Opens (or reopens, wider) the session when the choice wants it; does nothing while an open is under way. */

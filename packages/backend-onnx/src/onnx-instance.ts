@@ -13,7 +13,7 @@ import {
 } from '@tritium/core/backend';
 import type { BackendInstance, BackendRequest, DataType, ExecuteResult, ExecutionReport, Tensor, TensorData } from '@tritium/core/backend';
 import type { NormalizedModelConfig, NormalizedModelInput } from '@tritium/core/backend';
-import type { RunResult, SessionThread, TensorPayload } from './onnx-session.js';
+import type { RunOutcome, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
 import type { OrtRuntime } from './runtime.js';
 import type { SessionSlot } from './session-slot.js';
 import { decodeStrings, fromOrtTensor, toPayload } from './tensors.js';
@@ -111,9 +111,13 @@ export class OnnxInstance implements BackendInstance {
     return this.slot.lastThread;
   }
 
-  execute(requests: readonly BackendRequest[], report?: ExecutionReport): Promise<ExecuteResult> {
+  /**
+   * Runs the requests, in one batch where they can share it. An execution whose one run
+   * went inline has ended when this returns, and returns its results as they are.
+   */
+  execute(requests: readonly BackendRequest[], report?: ExecutionReport): ExecuteResult | Promise<ExecuteResult> {
     const plan = this.plan(requests);
-    // One group, the common case: its run's promise is the execution's.
+    // One group, the common case: its run's outcome is the execution's.
     return plan.groups.length === 1 ? this.runGroup(plan, 0, report) : this.runGroups(plan, report);
   }
 
@@ -126,7 +130,7 @@ export class OnnxInstance implements BackendInstance {
    * What an execution runs: requests cancelled or with strings that cannot be decoded
    * get their errors now, and the others are split into groups that run as one batch
    * each. Worked out before the first await: what an async function holds across an
-   * await is saved with it, so runGroup() holds little more than this.
+   * await is saved with it, so awaitGroup() holds little more than this.
    */
   private plan(requests: readonly BackendRequest[]): ExecutionPlan {
     const results: Array<Record<string, Tensor> | Error> = new Array(requests.length);
@@ -155,19 +159,49 @@ export class OnnxInstance implements BackendInstance {
     return { requests, results, strings, groups: this.groups(requests, live), served };
   }
 
-  /** Runs group `g` of the plan and puts each of its requests' outputs, or error, in the plan's results, which it returns. */
-  private async runGroup(plan: ExecutionPlan, g: number, report: ExecutionReport | undefined): Promise<ExecuteResult> {
-    const { requests, results } = plan;
+  /** Runs group `g` of the plan; returns the plan's results once its requests' outputs, or errors, are in, or their promise while its run is under way. */
+  private runGroup(plan: ExecutionPlan, g: number, report: ExecutionReport | undefined): ExecuteResult | Promise<ExecuteResult> {
     const group = plan.groups[g]!;
-    const batch = group.length === requests.length ? requests : group.map((i) => requests[i]!);
+    const batch = group.length === plan.requests.length ? plan.requests : group.map((i) => plan.requests[i]!);
+    let outcome: RunOutcome;
     try {
       const run = this.prepare(batch, plan.strings, report, g === 0);
-      const outputs = run ? this.outputsOf(batch, await this.slot.run(run.feeds, run.fetches, plan.served), report, g === 0) : batch.map(() => ({}));
-      for (let k = 0; k < group.length; k++) results[group[k]!] = outputs[k]!;
+      if (!run) return this.answer(plan, g, batch.map(() => ({})));
+      outcome = this.slot.run(run.feeds, run.fetches, plan.served);
     } catch (error) {
-      for (const index of group) results[index] = InferenceError.from(error, 'INTERNAL', this.describe(requests[index]!));
+      return this.fail(plan, g, error);
     }
-    return results;
+    return outcome instanceof Promise ? this.awaitGroup(plan, g, batch, outcome, report) : this.finishGroup(plan, g, batch, outcome, report);
+  }
+
+  private async awaitGroup(plan: ExecutionPlan, g: number, batch: readonly BackendRequest[], pending: Promise<RunResult>, report: ExecutionReport | undefined): Promise<ExecuteResult> {
+    let run: RunResult;
+    try {
+      run = await pending;
+    } catch (error) {
+      return this.fail(plan, g, error);
+    }
+    return this.finishGroup(plan, g, batch, run, report);
+  }
+
+  /** Group `g`'s run ended: its requests' outputs (or the error making them) go into the plan's results. */
+  private finishGroup(plan: ExecutionPlan, g: number, batch: readonly BackendRequest[], run: RunResult, report: ExecutionReport | undefined): ExecuteResult {
+    try {
+      return this.answer(plan, g, this.outputsOf(batch, run, report, g === 0));
+    } catch (error) {
+      return this.fail(plan, g, error);
+    }
+  }
+
+  private answer(plan: ExecutionPlan, g: number, outputs: ReadonlyArray<Record<string, Tensor>>): ExecuteResult {
+    const group = plan.groups[g]!;
+    for (let k = 0; k < group.length; k++) plan.results[group[k]!] = outputs[k]!;
+    return plan.results;
+  }
+
+  private fail(plan: ExecutionPlan, g: number, error: unknown): ExecuteResult {
+    for (const index of plan.groups[g]!) plan.results[index] = InferenceError.from(error, 'INTERNAL', this.describe(plan.requests[index]!));
+    return plan.results;
   }
 
   async finalize(): Promise<void> {

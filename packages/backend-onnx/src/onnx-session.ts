@@ -18,6 +18,9 @@ export interface RunResult {
   readonly ranTo?: number;
 }
 
+/** A run's result, or its promise: a run on the event loop's thread (the inline lane) may have ended by the time it returns. */
+export type RunOutcome = RunResult | Promise<RunResult>;
+
 /** What a session tells of the model's inputs and outputs. */
 export type SessionMetadata = Pick<OrtSession, 'inputMetadata' | 'outputMetadata'>;
 

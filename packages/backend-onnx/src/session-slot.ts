@@ -1,6 +1,6 @@
 import { emitTritiumWarning, type InstanceHealth } from '@tritium/core/backend';
 import type { InlineLane } from './inline-lane.js';
-import type { OnnxSession, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
+import type { OnnxSession, RunOutcome, RunResult, SessionThread, TensorPayload } from './onnx-session.js';
 import { RunsUnderWay } from './runs-under-way.js';
 import { WARMUP_RUNS, type ThreadChoice } from './thread-choice.js';
 
@@ -55,8 +55,12 @@ export class SessionSlot {
     this.users.push(health);
   }
 
-  /** Runs `feeds` for an execution that serves `requests` of the model's requests (a sequence batch's empty slots not counted). */
-  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], requests: number): Promise<RunResult> {
+  /**
+   * Runs `feeds` for an execution that serves `requests` of the model's requests (a
+   * sequence batch's empty slots not counted). A run inline may have ended, and its
+   * result come back as it is, by the time this returns; it throws its error then.
+   */
+  run(feeds: Record<string, TensorPayload>, fetches: readonly string[], requests: number): RunOutcome {
     // Settled where it will stay: nothing to measure and no move to wait for, so no bookkeeping per run.
     if (this.choice.requested !== 'auto') return this.current.run(feeds, fetches);
     // Alone: no other request of the model waits or runs. Runs under way alone would not
@@ -66,7 +70,7 @@ export class SessionSlot {
   }
 
   /** A run under "auto": inline where the choice says so for its size (`alone`: it serves every request the model has in flight), else on the pool, measured. */
-  private runAuto(feeds: Record<string, TensorPayload>, fetches: readonly string[], alone: boolean): Promise<RunResult> {
+  private runAuto(feeds: Record<string, TensorPayload>, fetches: readonly string[], alone: boolean): RunOutcome {
     const inputBytes = bytesOf(feeds);
     if (this.lane?.ready && this.choice.runsInline(inputBytes, alone)) {
       const timed = this.choice.timesInline(inputBytes);
@@ -77,10 +81,12 @@ export class SessionSlot {
       // A size timed inline runs on the pool (whose measured runs have the lane reopened) until the lane has the threads to time it with.
       if (this.lane.atChosenWidth) {
         this.lastThread = 'inline';
-        return this.lane.run(feeds, fetches, true).then((result) => {
+        const timing = this.lane.run(feeds, fetches, true);
+        const record = (result: RunResult) => {
           this.choice.recordInline(inputBytes, result.runMicroseconds);
           return result;
-        });
+        };
+        return timing instanceof Promise ? timing.then(record) : record(timing);
       }
     }
     this.lastThread = 'worker';

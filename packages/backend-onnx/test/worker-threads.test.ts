@@ -126,6 +126,10 @@ describe('the thread choice', () => {
       expect(instance.thread).toBe('worker');
       expect(await runUntilInline(instance, tinyInput(1), WARMUP_RUNS + MEASURED_RUNS)).toBe('inline');
       expect(outputsOf(await instance.execute([request(tinyInput(2), [])]))[0]!.OUTPUT0!.data).toEqual(new Float32Array([3]));
+      // Inline, a run has ended when execute returns (the loop having just turned): its results come back as they are, not as a promise.
+      await new Promise((resolve) => setImmediate(resolve));
+      const direct = instance.execute([request(tinyInput(5), [])]);
+      expect(Array.isArray(direct) && outputsOf(direct)[0]!.OUTPUT0!.data).toEqual(new Float32Array([6]));
       // 2 M rows (8 MiB) is a size of its own, measured on the pool: a run of milliseconds stays there, untried inline.
       const rows = 1 << 21;
       const big = { INPUT0: fp32(new Float32Array(rows).fill(1), [rows, 1]) };

@@ -142,9 +142,11 @@ export interface BackendInstance {
    * output map per request, in order. A decoupled model answers through each
    * request's `response` sender instead and returns nothing. Throwing fails every
    * request of the batch. `report` (absent for warmup) hears the execution's compute
-   * times, for a backend that can tell them.
+   * times, for a backend that can tell them. A backend whose run ended within the call
+   * may return its results directly rather than a promise of them: the server then
+   * answers without waiting for a microtask.
    */
-  execute(requests: readonly BackendRequest[], report?: ExecutionReport): Promise<ExecuteResult | void>;
+  execute(requests: readonly BackendRequest[], report?: ExecutionReport): ExecuteResult | void | Promise<ExecuteResult | void>;
   /** Whether the instance can serve now (a model's own readiness check); the model is ready only while every instance says so. */
   isReady?(): Promise<boolean>;
   finalize?(): Promise<void>;

@@ -36,7 +36,7 @@ export class DefaultScheduler implements Scheduler {
   }
 
   private runOn(runner: InstanceRunner, request: InferenceRequest): void {
-    void runner.run([request], this.release);
+    runner.run([request], this.release);
   }
 
   private readonly release = (runner: InstanceRunner): void => {

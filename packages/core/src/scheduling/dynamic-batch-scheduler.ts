@@ -98,7 +98,7 @@ export class DynamicBatchScheduler implements Scheduler {
         break;
       }
       this.held = undefined;
-      void runner.run(batch, this.release);
+      runner.run(batch, this.release);
     }
     // The queue delay matters only to a free instance (a busy one dispatches again when it frees): under load, only timeouts wake.
     this.timer.set(this.timesOut ? this.batcher.nextTimeout() : undefined);

@@ -34,6 +34,11 @@ export interface DeliveringSender extends ResponseSender {
 }
 
 const FINAL = Object.freeze({ final: true });
+const SETTLED = Promise.resolve();
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
+}
 
 /**
  * Runs batches on one backend instance and delivers what comes back: one final
@@ -66,16 +71,45 @@ export class InstanceRunner {
 
   /**
    * Executes a batch, then calls `then` with this runner (a scheduler's one function for
-   * every run, so that a run makes no closure or promise of its own for it); never rejects
-   * (failures go to the requests). Kept small: what an async function holds across its
-   * await is saved with it, so the work before and after is done by plain methods.
+   * every run, so that a run makes no closure or promise of its own for it); failures go
+   * to the requests. A backend that answers within the call is delivered at once, and
+   * `then` hears in a microtask: called back within a scheduler's dispatch, it would
+   * start the next run inside this one, as deep as the queue is long.
    */
-  async run(requests: readonly ScheduledRequest[], then: (runner: InstanceRunner) => void): Promise<void> {
+  run(requests: readonly ScheduledRequest[], then: (runner: InstanceRunner) => void): void {
     const times = this.begin(requests);
     const execution = isComputeHeard(requestComputeStartChannel) ? publishCompute(requestComputeStartChannel, requests, times.start) : undefined;
+    let results: ExecuteResult | void | Promise<ExecuteResult | void>;
+    try {
+      results = this.instance.execute(requests, times);
+    } catch (error) {
+      this.failed(requests, execution, error);
+      this.thenLater(then);
+      return;
+    }
+    if (isPromise(results)) {
+      void this.settle(results, requests, times, execution, then);
+      return;
+    }
+    this.executed(requests, times, execution, results);
+    this.thenLater(then);
+  }
+
+  /**
+   * The rest of a run whose backend answers with a promise. Kept small: what an async
+   * function holds across its await is saved with it, so the work before and after is
+   * done by plain methods.
+   */
+  private async settle(
+    pending: Promise<ExecuteResult | void>,
+    requests: readonly ScheduledRequest[],
+    times: ExecutionTimes,
+    execution: ExecutionView | undefined,
+    then: (runner: InstanceRunner) => void,
+  ): Promise<void> {
     let results: ExecuteResult | void;
     try {
-      results = await this.instance.execute(requests, times);
+      results = await pending;
     } catch (error) {
       this.failed(requests, execution, error);
       then(this);
@@ -84,6 +118,23 @@ export class InstanceRunner {
     this.executed(requests, times, execution, results);
     then(this);
   }
+
+  /**
+   * Calls `then` in a microtask (one run at a time: the runner keeps it meanwhile, with no
+   * closure made). Through a settled promise: Node's queueMicrotask makes an async
+   * resource and a bound function per call.
+   */
+  private thenLater(then: (runner: InstanceRunner) => void): void {
+    this.after = then;
+    void SETTLED.then(this.callAfter);
+  }
+
+  private after: ((runner: InstanceRunner) => void) | undefined = undefined;
+  private readonly callAfter = (): void => {
+    const after = this.after!;
+    this.after = undefined;
+    after(this);
+  };
 
   /** The requests execute from now, with the runner's buffers lent to them; the execution's times start. */
   private begin(requests: readonly ScheduledRequest[]): ExecutionTimes {

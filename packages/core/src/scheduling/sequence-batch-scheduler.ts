@@ -116,7 +116,7 @@ export class SequenceBatchScheduler implements Scheduler {
       steps[slot] = template = SequenceStep.of(entry.request, entry.sequenceKey, this.controls, this.states);
     });
     for (let slot = 0; slot < steps.length; slot++) steps[slot] ??= SequenceStep.emptySlot(template!, this.controls, this.states);
-    void runner.run(steps, () => {
+    runner.run(steps, () => {
       for (const entry of batch.items) if (entry?.end) this.states?.forget(entry.sequenceKey);
       this.batcher.completed(batch);
       // An instance back in service dispatches through the pool; otherwise dispatch here, for the idle timers and draining.
