@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { InferenceServer, type Backend } from '@tritium/core';
+import { describe, expect, it } from 'vitest';
+import type { Backend } from '@tritium/core';
 import type { BackendRequest, ExecuteResult } from '@tritium/core/backend';
-import { TempRepository, testConfig } from '../helpers/repository.js';
+import { testConfig } from '../helpers/repository.js';
+import { useServerFixture } from '../helpers/server-fixture.js';
 
 /**
  * A backend whose execute answers within the call, returning its results rather than a
@@ -38,18 +39,9 @@ const config = (extra = '', maxBatchSize = 0) => testConfig({ maxBatchSize, extr
 const input = (first: number, batched = false) => ({ INPUT0: { datatype: 'FP32' as const, shape: batched ? [1, 4] : [4], data: new Float32Array([first, 2, 3, 4]) } });
 
 describe('a backend that returns its results directly', () => {
-  let repo: TempRepository | undefined;
-  let server: InferenceServer | undefined;
-  afterEach(async () => {
-    await server?.stop();
-    await repo?.remove();
-  });
-
-  async function start(models: Record<string, string>, executions: number[] = []) {
-    repo = await TempRepository.create(Object.fromEntries(Object.entries(models).map(([name, text]) => [name, { config: text }])));
-    server = await InferenceServer.start({ modelRepository: repo.path, backends: [synchronousBackend(executions)] });
-    return server;
-  }
+  const fixture = useServerFixture();
+  const start = (models: Record<string, string>, executions: number[] = []) =>
+    fixture.start(Object.fromEntries(Object.entries(models).map(([name, text]) => [name, { config: text }])), { backends: [synchronousBackend(executions)] });
 
   it('is answered and counted as one that answers with a promise', async () => {
     const s = await start({ plain: config() });
