@@ -62,6 +62,13 @@ export class InstanceRunner {
 
   private busy = false;
   private idleWaiters: Array<() => void> = [];
+  /** The scheduler's `then` of a run that ended within its call, until the microtask that calls it. */
+  private after: ((runner: InstanceRunner) => void) | undefined = undefined;
+  private readonly callAfter = (): void => {
+    const after = this.after!;
+    this.after = undefined;
+    after(this);
+  };
 
   /** Resolves when no execution is running on this instance. */
   idle(): Promise<void> {
@@ -128,13 +135,6 @@ export class InstanceRunner {
     this.after = then;
     void SETTLED.then(this.callAfter);
   }
-
-  private after: ((runner: InstanceRunner) => void) | undefined = undefined;
-  private readonly callAfter = (): void => {
-    const after = this.after!;
-    this.after = undefined;
-    after(this);
-  };
 
   /** The requests execute from now, with the runner's buffers lent to them; the execution's times start. */
   private begin(requests: readonly ScheduledRequest[]): ExecutionTimes {
