@@ -36,12 +36,8 @@ export class DefaultScheduler implements Scheduler {
   }
 
   private runOn(runner: InstanceRunner, request: InferenceRequest): void {
-    runner.run([request], this.release);
+    runner.run([request], this.pool.release);
   }
-
-  private readonly release = (runner: InstanceRunner): void => {
-    this.pool.release(runner);
-  };
 
   /** Hands waiting requests to free instances; fails them when no instance can ever run again. */
   private dispatch(): void {

@@ -4,7 +4,6 @@ import { InferenceError } from '../errors.js';
 import { batchKeyFor } from './batch-key.js';
 import type { InferenceRequest } from './inference-request.js';
 import { noInstanceCanRun, type InstancePool } from './instance-pool.js';
-import type { InstanceRunner } from './instance-runner.js';
 import type { Scheduler } from './scheduler.js';
 import { WakeTimer } from './wake-timer.js';
 
@@ -32,9 +31,6 @@ export class DynamicBatchScheduler implements Scheduler {
   private readonly queuedDispatch = (): void => {
     this.dispatchQueued = false;
     this.dispatch();
-  };
-  private readonly release = (runner: InstanceRunner): void => {
-    this.pool.release(runner);
   };
 
   constructor(
@@ -98,7 +94,7 @@ export class DynamicBatchScheduler implements Scheduler {
         break;
       }
       this.held = undefined;
-      runner.run(batch, this.release);
+      runner.run(batch, this.pool.release);
     }
     // The queue delay matters only to a free instance (a busy one dispatches again when it frees): under load, only timeouts wake.
     this.timer.set(this.timesOut ? this.batcher.nextTimeout() : undefined);

@@ -146,9 +146,10 @@ export class InstancePool {
 
   /**
    * Takes back an instance after its run; it serves again only if it is healthy, and
-   * then the scheduler hears of it. Returns whether it did.
+   * then the scheduler hears of it. Returns whether it did. Bound, so that a scheduler
+   * can pass it as a run's `then` (InstanceRunner.run).
    */
-  release(runner: InstanceRunner): boolean {
+  readonly release = (runner: InstanceRunner): boolean => {
     const index = this.runners.indexOf(runner);
     this.busy[index] = false;
     const healthy = this.health[index]!.state === 'healthy';
@@ -167,7 +168,7 @@ export class InstancePool {
     if (healthy) this.onAvailable();
     if (waiting) queueMicrotask(() => limiter.release(slots[index]!));
     return healthy;
-  }
+  };
 
   /** Why no instance can ever run again; undefined while one can (or may recover). */
   get failure(): string | undefined {
