@@ -1,6 +1,6 @@
 import { constants } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
-import { invalidParameter, modelParameter } from '@tritium/core/backend';
+import { choiceParameter } from '@tritium/core/backend';
 import type { Backend, BackendModel, ModelConfig, ModelContext, ModelFiles } from '@tritium/core/backend';
 import { DEFAULT_MAX_BATCH_SIZE, autoCompleteFromSignature, listsInputsAndOutputs } from './auto-complete.js';
 import { ExecutionPool } from './execution-pool.js';
@@ -117,9 +117,5 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
 export const createBackend = (_name = 'onnxruntime', settings: OnnxBackendOptions = {}): Backend => onnxBackend(settings);
 
 function requestedRuntime(config: ModelConfig, fallback: RuntimeKind | 'auto'): RuntimeKind | 'auto' {
-  const value = modelParameter(config, RUNTIME_PARAMETER);
-  if (value === undefined) return fallback;
-  const v = value.toLowerCase();
-  if (v === 'node' || v === 'web' || v === 'auto') return v;
-  throw invalidParameter(config, RUNTIME_PARAMETER, value, '"node" (onnxruntime-node), "web" (onnxruntime-web, WebAssembly) or "auto"');
+  return choiceParameter(config, RUNTIME_PARAMETER, { node: 'onnxruntime-node', web: 'onnxruntime-web, WebAssembly', auto: '' }) ?? fallback;
 }

@@ -1,4 +1,4 @@
-import { invalidParameter, modelParameter } from '@tritium/core/backend';
+import { choiceParameter } from '@tritium/core/backend';
 import type { ModelConfig } from '@tritium/core/backend';
 import type { SessionThread } from './onnx-session.js';
 
@@ -145,10 +145,8 @@ export class ThreadChoice {
   }
 
   static fromConfig(config: ModelConfig, onDecided?: (reason: string) => void, widenTo?: number): ThreadChoice {
-    const value = modelParameter(config, EXECUTION_THREAD_PARAMETER)?.toLowerCase();
-    if (value === undefined || value === 'auto') return new ThreadChoice('auto', onDecided, widenTo);
-    if (value === 'worker' || value === 'inline') return new ThreadChoice(value, onDecided);
-    throw invalidParameter(config, EXECUTION_THREAD_PARAMETER, value, '"auto", "worker" (on the execution pool\'s threads) or "inline" (on the event loop\'s thread)');
+    const value = choiceParameter(config, EXECUTION_THREAD_PARAMETER, { auto: '', worker: "on the execution pool's threads", inline: "on the event loop's thread" }) ?? 'auto';
+    return value === 'auto' ? new ThreadChoice('auto', onDecided, widenTo) : new ThreadChoice(value, onDecided);
   }
 
   /** Where the model's own sessions (one per instance, or one shared) open: inline only when fixed so. */

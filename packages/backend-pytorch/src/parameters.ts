@@ -1,4 +1,4 @@
-import { booleanParameter, integerParameter, invalidParameter, modelParameter } from '@tritium/core/backend';
+import { booleanParameter, choiceParameter, integerParameter } from '@tritium/core/backend';
 import type { ModelConfig } from '@tritium/core/backend';
 import type { RunOptions } from './native.js';
 
@@ -39,15 +39,6 @@ export function torchParameters(config: ModelConfig): TorchParameters {
     weightSharing: booleanParameter(config, 'ENABLE_WEIGHT_SHARING') ?? false,
     intraOpThreads: threadCount(config, 'INTRA_OP_THREAD_COUNT'),
     interOpThreads: threadCount(config, 'INTER_OP_THREAD_COUNT'),
-    inline: executionThread(config) === 'inline',
+    inline: choiceParameter(config, 'execution_thread', { worker: "each instance's own thread", inline: "the event loop's thread" }) === 'inline',
   };
-}
-
-/** Where `execution_thread` puts the model's runs; a value other than the two fails the load. */
-function executionThread(config: ModelConfig): string {
-  const value = modelParameter(config, 'execution_thread')?.toLowerCase() ?? 'worker';
-  if (value !== 'worker' && value !== 'inline') {
-    throw invalidParameter(config, 'execution_thread', value, '"worker" (each instance\'s own thread) or "inline" (the event loop\'s thread)');
-  }
-  return value;
 }

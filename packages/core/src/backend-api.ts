@@ -44,7 +44,7 @@ export { controlInputNames } from './backend/control-inputs.js';
 export { isInsideDirectory, pathInside } from './model/path-inside.js';
 
 // The config a model runs with: its parameters, defaults a backend applies, the JSON form.
-export { booleanParameter, integerParameter, invalidParameter, modelParameter } from './config/parameters.js';
+export { booleanParameter, choiceParameter, integerParameter, invalidParameter, modelParameter } from './config/parameters.js';
 export { withDefaultBatcher } from './config/default-batcher.js';
 export { modelConfigToJson } from './config/json.js';
 export { modelConfigFromJson } from './config/from-json.js';

@@ -31,6 +31,19 @@ export function integerParameter(config: ModelConfig, key: string): number | und
   return Number(value);
 }
 
+/**
+ * One of `choices` (each value with what it means, or '' for nothing to add), in any case,
+ * given back in lower case; undefined when absent.
+ */
+export function choiceParameter<T extends string>(config: ModelConfig, key: string, choices: Readonly<Record<T, string>>): T | undefined {
+  const value = modelParameter(config, key);
+  if (value === undefined) return undefined;
+  const v = value.toLowerCase();
+  if (Object.hasOwn(choices, v)) return v as T;
+  const listed = Object.entries<string>(choices).map(([choice, meaning]) => (meaning ? `"${choice}" (${meaning})` : `"${choice}"`));
+  throw invalidParameter(config, key, value, `${listed.slice(0, -1).join(', ')} or ${listed.at(-1)}`);
+}
+
 /** INVALID_ARG naming the model, the parameter, its value and what it should have been. */
 export function invalidParameter(config: ModelConfig, key: string, value: string, expected: string): InferenceError {
   return new InferenceError('INVALID_ARG', `model '${config.name ?? '?'}': parameter '${key}' is '${value}', expected ${expected}`);
