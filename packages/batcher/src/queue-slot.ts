@@ -2,8 +2,8 @@ import type { SlotList } from './slot-list.js';
 
 /**
  * The queue's record of one queued item: its place in a level's list (links), when it
- * came, and its timeout deadline (position in the deadline heap). Keeping this off
- * the item leaves callers' objects untouched.
+ * came, and its timeout deadline (position in the deadline heap). The item points to
+ * it while queued (QueuedItem.queueSlot), so the item's own fields stay the caller's.
  */
 export class QueueSlot<T> {
   prev: QueueSlot<T> | undefined = undefined;

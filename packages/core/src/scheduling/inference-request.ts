@@ -61,6 +61,8 @@ export class InferenceRequest implements BackendRequest, ResponseOwner, Observed
    * V8 then allocated them straight into the old generation (a third of a batching run's time in GC).
    */
   withdraw: ((request: InferenceRequest) => void) | undefined = undefined;
+  /** A batcher's record of the request while it waits in the batcher's queue (@tritium/batcher's QueuedItem). */
+  queueSlot: unknown = undefined;
   /** Its place among its model version's requests in flight (LiveSet). */
   liveIndex = -1;
   /** What the request channels and observers report it as; made only when someone observes requests. */
