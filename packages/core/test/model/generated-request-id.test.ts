@@ -1,0 +1,11 @@
+import { describe, expect, it } from 'vitest';
+import { generatedRequestId } from '../../src/model/generated-request-id.js';
+
+describe('generatedRequestId', () => {
+  it('counts up in plain decimal across thousands, without leading zeros', () => {
+    const first = Number(generatedRequestId());
+    const ids = Array.from({ length: 2500 }, generatedRequestId);
+    expect(ids).toEqual(ids.map((_, i) => String(first + 1 + i)));
+    expect(ids.filter((id) => id.endsWith('000'))).toHaveLength(2);
+  });
+});
