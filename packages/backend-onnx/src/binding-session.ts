@@ -5,7 +5,8 @@ import type { Ort, OrtResults, OrtSessionOptions } from './runtime.js';
 /** onnxruntime-node's native session as its binding exposes it (onnxruntime-node/dist/binding). */
 interface NativeSession {
   loadModel(path: string, options: OrtSessionOptions): void;
-  run(feeds: Record<string, NativeFeed>, fetches: Record<string, null>, options: object): OrtResults;
+  /** Without `options` the binding uses run options it made once; with them it makes and parses new ones each run. */
+  run(feeds: Record<string, NativeFeed>, fetches: Record<string, null>, options?: object): OrtResults;
   dispose(): void;
 }
 
@@ -71,7 +72,8 @@ export class BindingSession {
     }
     const wanted: Record<string, null> = {};
     for (const name of fetches) wanted[name] = null;
-    return { outputs: this.native.run(native, wanted, {}) as Record<string, TensorPayload> };
+    // No run options: the binding then skips making and parsing a set per run (~0.3 µs of the tiny model's 5.8).
+    return { outputs: this.native.run(native, wanted) as Record<string, TensorPayload> };
   }
 
   release(): void {
