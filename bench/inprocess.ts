@@ -16,7 +16,7 @@
  *    sessions, each side in a fresh child process: RSS and load time per model, threads
  *    (/proc/self/task) before, half-way, loaded, and after unloading. It runs last.
  * 6. A 64 MB FP32 identity, one request.
- * 7. Event-loop delay (monitorEventLoopDelay) under sustained MLP load, against raw's (8
+ * 7. Event-loop delay (monitorEventLoopDelay) and mark-compacts under sustained MLP load, against raw's (8
  *    callers, and 1 caller letting the loop turn before each run); how soon a request
  *    cancelled during a ~6 ms run is answered.
  * Then one line per target of the issue: MET or MISSED. Each section stands alone: one
@@ -427,8 +427,8 @@ async function loopAndAborts() {
   try {
     const requests = 600;
     const underLoad = (load: () => Promise<unknown>) => async () => {
-      const { p99, max, seconds } = await loopDelayDuring(load);
-      return { p99, max, rate: requests / seconds };
+      const { p99, max, seconds, markCompacts } = await loopDelayDuring(load);
+      return { p99, max, rate: requests / seconds, markCompacts };
     };
     const rounds = Math.min(ROUNDS, 3);
     const r = await alternateRounds(
@@ -448,6 +448,7 @@ async function loopAndAborts() {
         'p99 ms': formatSpread(spread(r[side].map((x) => x.p99))),
         'max ms': median(r[side].map((x) => x.max)),
         'req/s': side === 'idle' ? '' : median(r[side].map((x) => x.rate)),
+        'mark-compacts per round': r[side].map((x) => x.markCompacts).join(', '),
       })),
     );
   } finally {

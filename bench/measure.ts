@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 /** Small timing helpers shared by the benchmarks. Figures are medians of several rounds, since this machine is shared and noisy. */
 
@@ -131,14 +131,27 @@ export async function alternateRounds<K extends string, T>(sides: Record<K, () =
  * The event loop's delay while `load` runs (monitorEventLoopDelay at 1 ms resolution, so
  * ~1 ms is the floor): p50, p99 and max in ms, and how long the load took in seconds.
  */
-export async function loopDelayDuring(load: () => Promise<unknown>): Promise<{ p50: number; p99: number; max: number; seconds: number }> {
+/**
+ * The event loop's delay while `load` runs, with the mark-compacts that happened meanwhile:
+ * under large answers V8 either frees them in young-generation collections or falls into
+ * a mark-compact every few hundred milliseconds, and the p99 follows which.
+ */
+export async function loopDelayDuring(load: () => Promise<unknown>): Promise<{ p50: number; p99: number; max: number; seconds: number; markCompacts: number }> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
+  let markCompacts = 0;
+  const count = (entries: PerformanceEntry[]) => {
+    for (const entry of entries) if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
+  };
+  const collections = new PerformanceObserver((list) => count(list.getEntries()));
+  collections.observe({ entryTypes: ['gc'] });
   histogram.enable();
   const start = performance.now();
   await load();
   const seconds = (performance.now() - start) / 1000;
   histogram.disable();
-  return { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, seconds };
+  count(collections.takeRecords());
+  collections.disconnect();
+  return { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, seconds, markCompacts };
 }
 
 export function table(rows: Array<Record<string, string | number>>): void {
