@@ -16,9 +16,9 @@
  *    sessions, each side in a fresh child process: RSS and load time per model, threads
  *    (/proc/self/task) before, half-way, loaded, and after unloading. It runs last.
  * 6. A 64 MB FP32 identity, one request.
- * 7. Event-loop delay (monitorEventLoopDelay) and mark-compacts under sustained MLP load, against raw's (8
- *    callers, and 1 caller letting the loop turn before each run); how soon a request
- *    cancelled during a ~6 ms run is answered.
+ * 7. Event-loop delay (monitorEventLoopDelay) and mark-compacts under sustained MLP load,
+ *    against raw's (8 callers, and 1 caller letting the loop turn before each run); how
+ *    soon a request cancelled during a ~6 ms run is answered.
  * Then one line per target of the issue: MET or MISSED. Each section stands alone: one
  * that fails is reported and the rest still run.
  * Run: npx -y pnpm@10.34.9 bench:inprocess

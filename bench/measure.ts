@@ -129,12 +129,10 @@ export async function alternateRounds<K extends string, T>(sides: Record<K, () =
 
 /**
  * The event loop's delay while `load` runs (monitorEventLoopDelay at 1 ms resolution, so
- * ~1 ms is the floor): p50, p99 and max in ms, and how long the load took in seconds.
- */
-/**
- * The event loop's delay while `load` runs, with the mark-compacts that happened meanwhile:
- * under large answers V8 either frees them in young-generation collections or falls into
- * a mark-compact every few hundred milliseconds, and the p99 follows which.
+ * ~1 ms is the floor): p50, p99 and max in ms, how long the load took in seconds, and the
+ * mark-compacts meanwhile: under large answers V8 either frees them in young-generation
+ * collections or falls into a mark-compact every few hundred milliseconds, and the p99
+ * follows which.
  */
 export async function loopDelayDuring(load: () => Promise<unknown>): Promise<{ p50: number; p99: number; max: number; seconds: number; markCompacts: number }> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
