@@ -281,6 +281,8 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     expect(await s.isModelReady('add_sub')).toBe(true);
   }, SLOW);
 
+  // Eight loads, each a stub importing TensorFlow: ~80 s on the 2-core machine when idle (no
+  // faster at once, the imports being CPU-bound), and 106 s once under other load.
   it('fails the load naming the tensor whose config type or shape disagrees with the signature, or that the signature lacks', async () => {
     const tensors = (input: string, output = '{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }', more = '') =>
       `platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ninput [ ${input}, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ ${output} ]\n${more}`;
@@ -305,7 +307,7 @@ describe.skipIf(tensorflowMissing)('TensorFlow SavedModel', () => {
     await expect(s.loadModel('optional')).rejects.toThrow(/the signature needs every input in each run, but the config makes these optional: INPUT0/);
     await expect(s.loadModel('accelerated')).rejects.toMatchObject({ code: 'INVALID_ARG', message: expect.stringMatching(/CPU execution accelerators \(openvino\) are not supported/) });
     expect(await stubProcesses()).toEqual([]);
-  }, SLOW);
+  }, 2 * SLOW);
 
   it('fails the requests of a batch whose output has no row per input row, instead of splitting it wrongly, and keeps serving', async () => {
     const s = await serve([{ name: 'flatten', config: 'platform: "tensorflow_savedmodel"\nmax_batch_size: 8\ndynamic_batching { max_queue_delay_microseconds: 300000 }' }, { name: 'add_sub' }]);
