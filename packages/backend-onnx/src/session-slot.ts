@@ -11,10 +11,11 @@ export type SessionOpener = (thread: SessionThread, intraOpThreads: number | und
  * The session an instance runs on (or that several instances share), kept alive:
  * when its pool thread dies, the instances using it are reported recovering, a
  * replacement is opened and they are restored (or failed, if it cannot be opened);
- * when the model's ThreadChoice widens its sessions, the slot reopens its own, and the
- * old session is released when the runs already on it end. Runs of the sizes the
- * choice sends inline go to the model's inline lane instead, once it is open (the long
- * ones only when they serve every request the model has in flight).
+ * when the model's ThreadChoice widens its sessions (or narrows them while runs overlap),
+ * the slot reopens its own, and the old session is released when the runs already on it
+ * end. Runs of the sizes the choice sends inline go to the model's inline lane instead,
+ * once it is open (the long ones only when they serve every request the model has in
+ * flight).
  */
 export class SessionSlot {
   private current!: OnnxSession;
@@ -90,6 +91,7 @@ export class SessionSlot {
       }
     }
     this.lastThread = 'worker';
+    this.choice.recordPoolRun(alone);
     const session = this.current;
     if (!this.choice.measures(inputBytes) && (this.choice.intraOpThreads === this.width || this.stayPut)) return session.run(feeds, fetches);
     return this.running.track(

@@ -1,6 +1,7 @@
 import { choiceParameter } from '@tritium/core/backend';
 import type { ModelConfig } from '@tritium/core/backend';
 import type { SessionThread } from './onnx-session.js';
+import { OverlappingRuns } from './overlapping-runs.js';
 
 /** The model parameter that places a model's sessions: "auto" (default), "worker" or "inline". */
 export const EXECUTION_THREAD_PARAMETER = 'execution_thread';
@@ -97,13 +98,15 @@ interface SizeBand {
  * whose runs take WIDE_FROM_MICROSECONDS or more on one thread widens the model first
  * (`widenTo`): its pooled sessions get the cores as intra-op threads, every band not
  * inline is measured again on them, and the inline session gets them too once a band
- * measured so goes inline. A band too long for that on the pool, but short enough that it
- * may fit the loop, is timed inline for a window (a trial): it stays inline when its run
- * there fits LOOP_HOLD_MAX_MICROSECONDS and beats the pool's round trip, and is timed there
- * again every WINDOWS_BETWEEN_TRIALS windows on the pool otherwise. A band inline by a
- * trial whose runs there take INLINE_MAX_MICROSECONDS or more takes the loop only for a
- * lone run, one that serves every request the model has in flight: while others wait or
- * run, its runs go to the pool, whose threads run them side by side. A band on the pool
+ * measured so goes inline; while most of a widened model's pooled runs overlap, its
+ * sessions go back to the pool's width (overlapping-runs.ts). A band too long for that on
+ * the pool, but short enough that it may fit the loop, is timed inline for a window (a
+ * trial): it stays inline when its run there fits LOOP_HOLD_MAX_MICROSECONDS and beats
+ * the pool's round trip, and is timed there again every WINDOWS_BETWEEN_TRIALS windows on
+ * the pool otherwise. A band inline by a trial whose runs there take
+ * INLINE_MAX_MICROSECONDS or more takes the loop only for a lone run, one that serves
+ * every request the model has in flight: while others wait or run, its runs go to the
+ * pool, whose threads run them side by side. A band on the pool
  * goes on being measured, window after window, and goes inline once FITTING_WINDOWS_TO_MOVE
  * windows in a row say it fits: a machine busy when a size was first measured does not
  * keep it off the loop for good. A band a trial sent inline goes on being timed, and goes
@@ -114,6 +117,8 @@ export class ThreadChoice {
   private readonly bands = new Map<number, SizeBand>();
   /** Intra-op threads once widened; undefined: sessions keep the ones they opened with. */
   private wideThreads: number | undefined;
+  /** Whether a widened model's pooled runs overlap, so that its sessions go back to the pool's width meanwhile. */
+  private readonly overlap = new OverlappingRuns();
   /** Why the model was widened. */
   private widenWhy = '';
   /** Bands sent to the pool so far, to tell the latest. */
@@ -154,9 +159,18 @@ export class ThreadChoice {
     return this.requested === 'inline' ? 'inline' : 'worker';
   }
 
-  /** The intra-op threads the choice gives the model's pooled sessions, once it widened them. */
+  /** The intra-op threads the choice gives the model's pooled sessions, once it widened them and while their runs do not overlap. */
   get intraOpThreads(): number | undefined {
-    return this.wideThreads;
+    return this.overlap.narrow ? undefined : this.wideThreads;
+  }
+
+  /**
+   * Records whether a pooled run of a widened model was `alone` (it served every request
+   * the model had in flight); the model's sessions go narrow while most runs overlap,
+   * and wide again once most do not (overlapping-runs.ts).
+   */
+  recordPoolRun(alone: boolean): void {
+    if (this.wideThreads !== undefined && this.overlap.record(alone)) this.decided();
   }
 
   /** The intra-op threads the inline session needs: the wider ones once a size measured on them runs (or is timed) inline. */
@@ -332,7 +346,12 @@ export class ThreadChoice {
     if (this.inlineRefused !== undefined) parts.push(`never inline: ${this.inlineRefused}`);
     else if (inline.length > 0) parts.push(`inline for ${inline.map(sizeName).join(', ')} of input: ${this.inlineWhy}`);
     if (timing.length > 0 && this.inlineRefused === undefined) parts.push(`timing ${timing.map(sizeName).join(', ')} of input inline before deciding`);
-    const workers = this.wideThreads === undefined ? 'worker threads' : `worker threads with ${this.wideThreads} intra-op threads per session`;
+    const workers =
+      this.wideThreads === undefined
+        ? 'worker threads'
+        : this.overlap.narrow
+          ? `worker threads with the pool's intra-op threads per session while runs overlap (${this.wideThreads} when they do not)`
+          : `worker threads with ${this.wideThreads} intra-op threads per session`;
     // Why the latest size still on the pool went there; else why the model was widened.
     let latest: SizeBand['pool'];
     for (const { pool } of this.bands.values()) if (pool && (!latest || pool.order > latest.order)) latest = pool;

@@ -9,6 +9,7 @@ import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
 import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSECONDS, LOOP_HOLD_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS, WINDOWS_BETWEEN_TRIALS } from '../src/thread-choice.js';
 import { ExecutionPool } from '../src/execution-pool.js';
+import { OVERLAP_WINDOW_RUNS, WINDOWS_TO_CHANGE_WIDTH } from '../src/overlapping-runs.js';
 import { InlineLane } from '../src/inline-lane.js';
 import type { OnnxSession } from '../src/onnx-session.js';
 import { SessionSlot } from '../src/session-slot.js';
@@ -439,6 +440,32 @@ describe('the thread choice', () => {
     const fixed = new ThreadChoice('worker', undefined, 4);
     measure(fixed, 1024, 8, 40);
     expect([fixed.thread, fixed.measures(1024), fixed.runsInline(1024), fixed.intraOpThreads]).toEqual(['worker', false, false, undefined]);
+  });
+
+  test('auto narrows a widened model\'s pooled sessions while most of its runs overlap, and widens them again once they do not, waiting longer each time', () => {
+    const logged: string[] = [];
+    const choice = widened((reason) => logged.push(reason));
+    const windows = (count: number, alone: boolean) => {
+      for (let i = 0; i < count * OVERLAP_WINDOW_RUNS; i++) choice.recordPoolRun(alone);
+    };
+    // A window of lone runs between overlapping ones starts the count again.
+    windows(WINDOWS_TO_CHANGE_WIDTH - 1, false);
+    windows(1, true);
+    windows(WINDOWS_TO_CHANGE_WIDTH - 1, false);
+    expect(choice.intraOpThreads).toBe(2);
+    windows(1, false);
+    expect(choice.intraOpThreads).toBeUndefined();
+    expect(logged.at(-1)).toMatch(/worker threads with the pool's intra-op threads per session while runs overlap \(2 when they do not\)/);
+    // Wide again, after twice as many windows of lone runs.
+    windows(2 * WINDOWS_TO_CHANGE_WIDTH - 1, true);
+    expect(choice.intraOpThreads).toBeUndefined();
+    windows(1, true);
+    expect(choice.intraOpThreads).toBe(2);
+    expect(logged.at(-1)).toMatch(/worker threads with 2 intra-op threads per session/);
+    // A model never widened has nothing to narrow.
+    const narrow = new ThreadChoice('auto');
+    for (let i = 0; i < 4 * WINDOWS_TO_CHANGE_WIDTH * OVERLAP_WINDOW_RUNS; i++) narrow.recordPoolRun(false);
+    expect([narrow.intraOpThreads, narrow.reason]).toEqual([undefined, new ThreadChoice('auto').reason]);
   });
 
   test('the inline session opens when a size goes inline, and again with the cores when the model widens', async () => {
