@@ -3,7 +3,7 @@ export const OVERLAP_WINDOW_RUNS = 16;
 
 /** Windows in a row that must disagree with the current width before it changes; doubled after each change. */
 export const WINDOWS_TO_CHANGE_WIDTH = 3;
-export const MAX_WIDTH_CHANGE_BACKOFF = 4;
+const MAX_WIDTH_CHANGE_BACKOFF = 4;
 
 /**
  * Whether a widened model's pooled runs mostly overlap one another. Widened sessions let
