@@ -118,7 +118,7 @@ export class ThreadChoice {
   /** Intra-op threads once widened; undefined: sessions keep the ones they opened with. */
   private wideThreads: number | undefined;
   /** Whether a widened model's pooled runs overlap, so that its sessions go back to the pool's width meanwhile. */
-  private readonly overlap = new OverlappingRuns();
+  private readonly overlap = new OverlappingRuns({ runs: MEASURED_RUNS, toChange: FITTING_WINDOWS_TO_MOVE, maxBackoff: MAX_TRIAL_BACKOFF });
   /** Why the model was widened. */
   private widenWhy = '';
   /** Bands sent to the pool so far, to tell the latest. */

@@ -9,7 +9,6 @@ import { onnxBackend } from '../src/index.js';
 import type { OnnxInstance } from '../src/onnx-instance.js';
 import { EXECUTION_THREAD_PARAMETER, FITTING_WINDOWS_TO_MOVE, INLINE_MAX_MICROSECONDS, LOOP_HOLD_MAX_MICROSECONDS, MEASURED_RUNS, ThreadChoice, WARMUP_RUNS, WIDE_FROM_MICROSECONDS, WINDOWS_BETWEEN_TRIALS } from '../src/thread-choice.js';
 import { ExecutionPool } from '../src/execution-pool.js';
-import { OVERLAP_WINDOW_RUNS, WINDOWS_TO_CHANGE_WIDTH } from '../src/overlapping-runs.js';
 import { InlineLane } from '../src/inline-lane.js';
 import type { OnnxSession } from '../src/onnx-session.js';
 import { SessionSlot } from '../src/session-slot.js';
@@ -446,25 +445,25 @@ describe('the thread choice', () => {
     const logged: string[] = [];
     const choice = widened((reason) => logged.push(reason));
     const windows = (count: number, alone: boolean) => {
-      for (let i = 0; i < count * OVERLAP_WINDOW_RUNS; i++) choice.recordPoolRun(alone);
+      for (let i = 0; i < count * MEASURED_RUNS; i++) choice.recordPoolRun(alone);
     };
     // A window of lone runs between overlapping ones starts the count again.
-    windows(WINDOWS_TO_CHANGE_WIDTH - 1, false);
+    windows(FITTING_WINDOWS_TO_MOVE - 1, false);
     windows(1, true);
-    windows(WINDOWS_TO_CHANGE_WIDTH - 1, false);
+    windows(FITTING_WINDOWS_TO_MOVE - 1, false);
     expect(choice.intraOpThreads).toBe(2);
     windows(1, false);
     expect(choice.intraOpThreads).toBeUndefined();
     expect(logged.at(-1)).toMatch(/worker threads with the pool's intra-op threads per session while runs overlap \(2 when they do not\)/);
     // Wide again, after twice as many windows of lone runs.
-    windows(2 * WINDOWS_TO_CHANGE_WIDTH - 1, true);
+    windows(2 * FITTING_WINDOWS_TO_MOVE - 1, true);
     expect(choice.intraOpThreads).toBeUndefined();
     windows(1, true);
     expect(choice.intraOpThreads).toBe(2);
     expect(logged.at(-1)).toMatch(/worker threads with 2 intra-op threads per session/);
     // A model never widened has nothing to narrow.
     const narrow = new ThreadChoice('auto');
-    for (let i = 0; i < 4 * WINDOWS_TO_CHANGE_WIDTH * OVERLAP_WINDOW_RUNS; i++) narrow.recordPoolRun(false);
+    for (let i = 0; i < 4 * FITTING_WINDOWS_TO_MOVE * MEASURED_RUNS; i++) narrow.recordPoolRun(false);
     expect([narrow.intraOpThreads, narrow.reason]).toEqual([undefined, new ThreadChoice('auto').reason]);
   });
 
